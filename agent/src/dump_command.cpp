@@ -1,0 +1,59 @@
+// `topo dump`: one-shot discovery printed as a tree (like lstopo) or as the JSON model.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include <nodetopo/agent/commands.hpp>
+#include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/exporters/json_model.hpp>
+#include <nodetopo/exporters/sinks.hpp>
+#include <nodetopo/exporters/text_tree.hpp>
+
+namespace nodetopo::agent {
+
+namespace {
+
+struct DumpOptions {
+  HostSource source;
+  std::string format = "text";
+  std::string output;
+};
+
+int run_dump(const DumpOptions& opts) {
+  auto discovery = opts.source.discover();
+  if (!discovery) {
+    std::cerr << "topo dump: " << discovery.error().describe() << "\n";
+    return kExitFailure;
+  }
+  const auto& d = discovery.value();
+  const std::string doc = opts.format == "json"
+                              ? exporters::render_json_model(d.topology, d.reports)
+                              : exporters::render_text_tree(d.topology, d.reports);
+  const Result<void> written = opts.output.empty() ? exporters::write_stdout(doc)
+                                                   : exporters::write_file_atomic(opts.output, doc);
+  if (!written) {
+    std::cerr << "topo dump: " << written.error().describe() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_dump_command(CLI::App& app, CommandRunner& runner) {
+  auto opts = std::make_shared<DumpOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "dump", "Discover the host once and print its topology tree (text) or model (JSON)");
+  opts->source.add_options(*cmd);
+  cmd->add_option("--format", opts->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--output,-o", opts->output,
+                  "Write to FILE (atomically: temporary file + rename) instead of stdout")
+      ->type_name("FILE");
+  cmd->callback([&runner, opts] { runner = [opts] { return run_dump(*opts); }; });
+}
+
+}  // namespace nodetopo::agent

@@ -1,0 +1,5 @@
+#include <nodetopo/agent/commands.hpp>
+
+int main(int argc, char** argv) {
+  return nodetopo::agent::run_cli(argc, argv);
+}

@@ -1,0 +1,13 @@
+# Warning and sanitizer flags shared by every nodetopo target (never by third-party code).
+add_library(nodetopo_options INTERFACE)
+target_compile_options(nodetopo_options INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor
+  -Wold-style-cast -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+if(NODETOPO_WERROR)
+  target_compile_options(nodetopo_options INTERFACE -Werror)
+endif()
+if(NODETOPO_SANITIZE)
+  target_compile_options(nodetopo_options INTERFACE
+    -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(nodetopo_options INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,74 @@
+// The Probe interface and the context a probe runs in.
+//
+// A probe discovers one subsystem and adds what it found to the TopologyBuilder. Rules (DESIGN §4):
+// a missing optional file drops one attribute; a malformed device is skipped with one warning;
+// only an unreadable subsystem root makes discover() return an error. The runner catches errors
+// and exceptions per probe, so one failing probe never stops the others.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nodetopo/probes/sys_root.hpp>
+#include <nodetopo/topology/diagnostics.hpp>
+#include <nodetopo/topology/error.hpp>
+#include <nodetopo/topology/topology.hpp>
+
+namespace spdlog {
+class logger;
+}
+
+namespace nodetopo::probes {
+
+/// Probes run phase by phase; within a phase in registry order. Later phases may read what
+/// earlier ones added (the PCI probe places host bridges under the NUMA nodes of the platform).
+enum class ProbePhase : int {
+  kPlatform = 0,  ///< machine, packages, NUMA nodes, distances
+  kBus = 1,       ///< PCI hierarchy
+  kDevices = 2,   ///< OS devices hanging off PCI functions: NICs, RDMA, accelerators
+  kLinks = 3,     ///< fabrics between devices: NVLink, xGMI
+};
+
+/// Settings that change what probes may do.
+struct ProbeOptions {
+  /// Library to dlopen for NVML. Empty: "libnvidia-ml.so.1", and only on a live root.
+  /// A mock library given here is used on any root.
+  std::string nvml_library;
+};
+
+/// What a probe gets to work with. One context per probe run.
+class ProbeContext {
+ public:
+  ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name);
+
+  [[nodiscard]] const SysRoot& root() const { return root_; }
+  [[nodiscard]] const ProbeOptions& options() const { return options_; }
+  /// The probe's named logger ("probe.pci", ...).
+  [[nodiscard]] spdlog::logger& log() const { return *logger_; }
+
+  /// Records a warning (a skipped device, a dropped attribute) and logs it.
+  void warn(const Error& error);
+  void warn(std::string_view message, std::string_view path = {});
+
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  const SysRoot& root_;
+  const ProbeOptions& options_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::vector<std::string> warnings_;
+};
+
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  [[nodiscard]] virtual ProbePhase phase() const = 0;
+  /// Adds what the probe finds. Returns an error only when the whole subsystem is unreadable;
+  /// ErrorCode::kUnavailable means the facility is absent here (no NVML, no KFD), not a fault.
+  virtual Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) = 0;
+};
+
+}  // namespace nodetopo::probes

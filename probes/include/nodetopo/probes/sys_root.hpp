@@ -1,0 +1,96 @@
+// SysRoot: the host root directory that every probe reads from, and the only code in nodetopo that
+// opens host paths.
+//
+// A root is a directory holding `sys/` and `proc/`: `/` on a node, `/host` in a DaemonSet pod, or a
+// captured or mock tree in tests. Paths handed to SysRoot are relative to the root ("sys/bus/pci").
+// Symlinks are resolved inside the root, the way sysfs' relative links are meant to be read; a
+// link or ".." that would leave the root, an absolute link in a non-live root, and link loops are
+// refused with an error naming the path.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nodetopo/topology/error.hpp>
+
+namespace nodetopo::probes {
+
+class SysRoot {
+ public:
+  /// How the root relates to the machine this process runs on.
+  enum class Liveness {
+    kAuto,     ///< live when the directory is "/"
+    kLive,     ///< the root is the host we run on (e.g. HOST_ROOT=/host in a container)
+    kCapture,  ///< a capture or mock tree: never touch real hardware
+  };
+
+  /// Opens `dir`. Fails when it is not a directory or holds no `sys/` directory; the error names
+  /// the path and says what a host root must contain.
+  static Result<SysRoot> open(const std::filesystem::path& dir,
+                              Liveness liveness = Liveness::kAuto);
+
+  /// Absolute, normalised path of the root directory.
+  [[nodiscard]] const std::filesystem::path& path() const { return root_; }
+  /// True when the root describes the running machine, so hardware APIs (NVML, netlink) may be
+  /// used. Captures and mock roots are never live.
+  [[nodiscard]] bool is_live() const { return live_; }
+
+  /// Root-joined path for messages and for libraries configured with a directory (libpci's
+  /// sysfs.path, hwloc's HWLOC_FSROOT). `rel` is root-relative.
+  [[nodiscard]] std::string host_path(std::string_view rel) const;
+
+  /// Inverse of host_path(): strips the root from an absolute path inside it, so that messages
+  /// about a capture read the same wherever it is unpacked. Other strings are returned unchanged.
+  [[nodiscard]] std::string relative(std::string_view path) const;
+
+  /// Resolves every symlink in `rel` inside the root and returns the canonical root-relative path
+  /// (no leading '/'). Errors: kNotFound, kEscapesRoot, kSymlinkLoop, kIo.
+  [[nodiscard]] Result<std::string> resolve(std::string_view rel) const;
+
+  /// Reads a whole file (at most `max_bytes`; sysfs attributes are one page). Content is returned
+  /// as is, trailing newline included.
+  [[nodiscard]] Result<std::string> read_file(std::string_view rel,
+                                              std::size_t max_bytes = 65536) const;
+  /// Reads a file and strips surrounding whitespace: the form of a sysfs attribute value.
+  [[nodiscard]] Result<std::string> read_attr(std::string_view rel) const;
+
+  /// Names in a directory, sorted, without "." and "..".
+  [[nodiscard]] Result<std::vector<std::string>> list_dir(std::string_view rel) const;
+  /// The target of the symlink at `rel`, as stored (usually relative).
+  [[nodiscard]] Result<std::string> read_link(std::string_view rel) const;
+  /// True when `rel` resolves to an existing file or directory inside the root.
+  [[nodiscard]] bool exists(std::string_view rel) const;
+
+  /// Counters of the system calls made, for tests and benchmarks ("no file read twice").
+  struct Stats {
+    std::size_t opens = 0;
+    std::size_t lstats = 0;
+    std::size_t readlinks = 0;
+    std::size_t dir_lists = 0;
+  };
+  [[nodiscard]] Stats stats() const;
+
+ private:
+  struct Cache;
+  SysRoot(std::filesystem::path root, bool live);
+
+  [[nodiscard]] Result<std::string> resolve_impl(std::string_view rel, bool follow_last) const;
+  // What one lstat (and readlink) said about a root-relative path whose parents are resolved.
+  struct PathEntry {
+    int error = 0;  // errno of lstat, 0 when the path exists
+    bool symlink = false;
+    std::string target;
+  };
+  [[nodiscard]] PathEntry lookup(const std::string& rel) const;
+
+  std::filesystem::path root_;
+  std::string root_prefix_;  // root_ with a trailing '/', for joining
+  bool live_ = false;
+  std::shared_ptr<Cache> cache_;  // shared by copies: resolved directories and link targets
+};
+
+}  // namespace nodetopo::probes

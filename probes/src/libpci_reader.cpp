@@ -1,0 +1,187 @@
+#include "libpci_reader.hpp"
+
+extern "C" {
+#include <pci/pci.h>
+}
+
+#include <array>
+#include <cstdarg>
+#include <cstdio>
+#include <utility>
+
+namespace nodetopo::probes {
+
+namespace {
+
+// libpci's callbacks carry no user pointer, so messages go to the reader active on this thread.
+thread_local std::vector<std::string>* g_messages = nullptr;
+
+void record(const char* format, va_list args) {
+  std::array<char, 512> buf{};
+  std::vsnprintf(buf.data(), buf.size(), format, args);
+  if (g_messages != nullptr) g_messages->emplace_back(buf.data());
+}
+
+// Replaces libpci's default error handler, which calls exit(). Returning is safe for the calls
+// the probe makes (per-device reads of sysfs attributes); libpci then reports the value as absent.
+void on_error(char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  record(format, args);
+  va_end(args);
+}
+
+void on_warning(char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  record(format, args);
+  va_end(args);
+}
+
+void on_debug(char* /*format*/, ...) {}
+
+class MessageScope {
+ public:
+  explicit MessageScope(std::vector<std::string>* sink) : previous_(g_messages) {
+    g_messages = sink;
+  }
+  ~MessageScope() { g_messages = previous_; }
+  MessageScope(const MessageScope&) = delete;
+  MessageScope& operator=(const MessageScope&) = delete;
+
+ private:
+  std::vector<std::string>* previous_;
+};
+
+}  // namespace
+
+Result<LibpciReader> LibpciReader::open(const std::string& sysfs_bus_pci) {
+  pci_access* access = pci_alloc();
+  if (access == nullptr) return make_error(ErrorCode::kIo, "libpci: pci_alloc failed");
+  access->error = on_error;
+  access->warning = on_warning;
+  access->debug = on_debug;
+  access->method = PCI_ACCESS_SYS_BUS_PCI;
+  std::vector<std::string> messages;
+  MessageScope scope(&messages);
+  // pci_set_param copies the string.
+  std::string path = sysfs_bus_pci;
+  pci_set_param(access, const_cast<char*>("sysfs.path"), path.data());
+  pci_init(access);
+  if (!messages.empty()) {
+    pci_cleanup(access);
+    return make_error(ErrorCode::kIo, "libpci: " + messages.front(), sysfs_bus_pci);
+  }
+  return LibpciReader(access);
+}
+
+LibpciReader::~LibpciReader() {
+  if (access_ != nullptr) pci_cleanup(access_);
+}
+
+LibpciReader::LibpciReader(LibpciReader&& other) noexcept
+    : access_(std::exchange(other.access_, nullptr)) {}
+
+LibpciReader& LibpciReader::operator=(LibpciReader&& other) noexcept {
+  if (this != &other) {
+    if (access_ != nullptr) pci_cleanup(access_);
+    access_ = std::exchange(other.access_, nullptr);
+  }
+  return *this;
+}
+
+LibpciFunction LibpciReader::read(const PciAddress& address) {
+  LibpciFunction out;
+  MessageScope scope(&out.problems);
+  pci_dev* dev = pci_get_dev(access_, static_cast<int>(address.domain), address.bus, address.device,
+                             address.function);
+  if (dev == nullptr) {
+    out.problems.emplace_back("libpci could not allocate the device");
+    return out;
+  }
+
+  // The standard header holds the header type and bus numbers; handing it to libpci as its
+  // config cache makes the capability walk below start without re-reading it.
+  std::array<u8, 64> header{};
+  out.config_readable = pci_read_block(dev, 0, header.data(), header.size()) != 0;
+  if (out.config_readable) pci_setup_cache(dev, header.data(), header.size());
+
+  const std::size_t before = out.problems.size();
+  pci_fill_info(dev, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_CLASS_EXT | PCI_FILL_SUBSYS |
+                         (out.config_readable ? PCI_FILL_CAPS : 0));
+  // libpci reports unreadable mandatory attributes through the error handler and leaves -1
+  // (0xffff) in the field; tell those apart from real IDs by the messages.
+  bool class_failed = false;
+  bool ids_failed = false;
+  for (std::size_t i = before; i < out.problems.size(); ++i) {
+    const std::string& msg = out.problems[i];
+    if (msg.find("/class") != std::string::npos) class_failed = true;
+    if (msg.find("/vendor") != std::string::npos || msg.find("/device") != std::string::npos) {
+      ids_failed = true;
+    }
+  }
+  out.ids_known = !ids_failed;
+  if (!ids_failed) {
+    out.vendor_id = dev->vendor_id;
+    out.device_id = dev->device_id;
+  }
+  if (!class_failed) {
+    out.class_code = (static_cast<std::uint32_t>(dev->device_class) << 8) |
+                     static_cast<std::uint8_t>(dev->prog_if);
+  }
+  out.revision = static_cast<std::uint8_t>(dev->rev_id);
+  if (dev->subsys_vendor_id != 0xffff) out.subsystem_vendor_id = dev->subsys_vendor_id;
+  if (dev->subsys_id != 0xffff) out.subsystem_device_id = dev->subsys_id;
+
+  if (out.config_readable) {
+    const int type = header[PCI_HEADER_TYPE] & 0x7f;
+    out.header_type = type;
+    if (type == PCI_HEADER_TYPE_BRIDGE || type == PCI_HEADER_TYPE_CARDBUS) {
+      out.secondary_bus = header[PCI_SECONDARY_BUS];
+      out.subordinate_bus = header[PCI_SUBORDINATE_BUS];
+    }
+    if (pci_cap* cap = pci_find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
+      std::array<u8, 4> exp{};
+      if (pci_read_block(dev, static_cast<int>(cap->addr), exp.data(), exp.size()) != 0) {
+        const unsigned flags = exp[PCI_EXP_FLAGS] | (exp[PCI_EXP_FLAGS + 1] << 8);
+        out.port_type = pcie_port_type_from_field((flags & PCI_EXP_FLAGS_TYPE) >> 4);
+      }
+    }
+  }
+  pci_free_dev(dev);
+  return out;
+}
+
+std::string LibpciReader::vendor_name(std::uint16_t vendor_id) {
+  std::array<char, 256> buf{};
+  std::vector<std::string> ignored;
+  MessageScope scope(&ignored);
+  const char* name = pci_lookup_name(access_, buf.data(), static_cast<int>(buf.size()),
+                                     PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS, vendor_id);
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+std::string LibpciReader::device_name(std::uint16_t vendor_id, std::uint16_t device_id) {
+  std::array<char, 256> buf{};
+  std::vector<std::string> ignored;
+  MessageScope scope(&ignored);
+  const char* name =
+      pci_lookup_name(access_, buf.data(), static_cast<int>(buf.size()),
+                      PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS, vendor_id, device_id);
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+}  // namespace nodetopo::probes
+
+namespace nodetopo::probes {
+
+std::string LibpciReader::class_name(std::uint16_t base_and_subclass) {
+  std::array<char, 256> buf{};
+  std::vector<std::string> ignored;
+  MessageScope scope(&ignored);
+  const char* name = pci_lookup_name(access_, buf.data(), static_cast<int>(buf.size()),
+                                     PCI_LOOKUP_CLASS | PCI_LOOKUP_NO_NUMBERS, base_and_subclass);
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+}  // namespace nodetopo::probes

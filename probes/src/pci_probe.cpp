@@ -1,0 +1,368 @@
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/probes/pci_names.hpp>
+#include <nodetopo/probes/pci_probe.hpp>
+
+#include "libpci_reader.hpp"
+
+namespace nodetopo::probes {
+
+namespace {
+
+constexpr std::string_view kDevicesDir = "sys/bus/pci/devices";
+
+// "pci0000:17", "pci10000:00": the kernel's name for a PCI root bus directory.
+bool is_root_bus_name(std::string_view name) {
+  if (!name.starts_with("pci")) return false;
+  const std::size_t colon = name.find(':');
+  if (colon == std::string_view::npos || colon < 7 || colon > 11 || name.size() != colon + 3) {
+    return false;
+  }
+  return std::all_of(name.begin() + 3, name.end(), [](char c) {
+    return c == ':' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+// One enumerated function before it becomes a node.
+struct Entry {
+  PciAddress address;
+  std::string name;                   // directory name under bus/pci/devices
+  std::string sysfs_path;             // resolved, root-relative
+  std::string root_bus;               // "pci0000:17"
+  std::vector<PciAddress> ancestors;  // PCI functions on the path, outermost first
+};
+
+// Splits a resolved device path into its root bus and PCI ancestors. Path components before the
+// root bus (ARM SoCs put root complexes under platform/...) are ignored.
+std::optional<Entry> parse_device_path(std::string_view resolved) {
+  if (!resolved.starts_with("sys/devices/")) return std::nullopt;
+  Entry entry;
+  std::size_t start = std::string_view("sys/devices/").size();
+  bool in_pci = false;
+  while (start < resolved.size()) {
+    const std::size_t end = std::min(resolved.find('/', start), resolved.size());
+    const std::string_view part = resolved.substr(start, end - start);
+    start = end + 1;
+    if (!in_pci) {
+      if (is_root_bus_name(part)) {
+        entry.root_bus = std::string(part);
+        in_pci = true;
+      }
+      continue;
+    }
+    auto addr = parse_pci_address(part);
+    if (!addr) return std::nullopt;  // a non-PCI component inside a PCI path is not a device dir
+    entry.ancestors.push_back(*addr);
+  }
+  if (!in_pci || entry.ancestors.empty()) return std::nullopt;
+  entry.address = entry.ancestors.back();
+  entry.ancestors.pop_back();
+  entry.sysfs_path = std::string(resolved);
+  return entry;
+}
+
+// Whether a function is a bridge that forwards to a secondary bus (its children nest below it).
+bool is_bridge(const LibpciFunction& f) {
+  if (f.header_type) return *f.header_type == 1 || *f.header_type == 2;
+  // Without config space (unprivileged 64-byte reads do include the header; captures may not),
+  // fall back to the class code: PCI-to-PCI bridge, semi-transparent bridge.
+  const std::uint32_t cls = f.class_code.value_or(0) >> 8;
+  return cls == 0x0604 || cls == 0x0609;
+}
+
+// The one NUMA node whose CPUs contain `cpus`; nullopt when none or several.
+struct NumaCpus {
+  std::uint32_t os_index;
+  CpuSet cpus;
+};
+
+// The one NUMA node whose CPUs contain all of `cpus`; nullopt when they span several or none.
+std::optional<std::uint32_t> numa_from_cpus(const CpuSet& cpus,
+                                            const std::vector<NumaCpus>& numa_nodes) {
+  if (cpus.empty()) return std::nullopt;
+  std::optional<std::uint32_t> found;
+  for (const NumaCpus& numa : numa_nodes) {
+    if (!numa.cpus.intersects(cpus)) continue;
+    if (found || !cpus.is_subset_of(numa.cpus)) return std::nullopt;
+    found = numa.os_index;
+  }
+  return found;
+}
+
+class PciDiscovery {
+ public:
+  PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder, LibpciReader& libpci)
+      : ctx_(ctx), root_(ctx.root()), builder_(builder), libpci_(libpci) {
+    // Copied: the builder's node vector grows while the probe adds functions.
+    for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kNumaNode)) {
+      const auto& numa = builder_.node(i).as<NumaInfo>();
+      if (!numa.cpus.empty()) numa_nodes_.push_back({numa.os_index, numa.cpus});
+    }
+  }
+
+  Result<void> run() {
+    auto names = root_.list_dir(kDevicesDir);
+    if (!names) {
+      if (names.error().code == ErrorCode::kNotFound) {
+        return make_error(ErrorCode::kUnavailable, "no PCI bus in this root",
+                          root_.host_path(kDevicesDir));
+      }
+      return names.error();
+    }
+    std::vector<Entry> entries = enumerate(names.value());
+    // Parents before children: the hierarchy is a prefix order of the resolved paths.
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      if (a.ancestors.size() != b.ancestors.size()) return a.ancestors.size() < b.ancestors.size();
+      return a.address < b.address;
+    });
+    for (const Entry& entry : entries)
+      add_function(entry);
+    place_host_bridges();
+    return {};
+  }
+
+ private:
+  std::vector<Entry> enumerate(const std::vector<std::string>& names) {
+    std::vector<Entry> entries;
+    entries.reserve(names.size());
+    for (const std::string& name : names) {
+      const std::string rel = std::string(kDevicesDir) + "/" + name;
+      auto addr = parse_pci_address(name);
+      if (!addr) {
+        ctx_.warn("skipped: entry name is not a PCI address", root_.host_path(rel));
+        continue;
+      }
+      auto resolved = root_.resolve(rel);
+      if (!resolved) {
+        ctx_.warn("skipped: " + resolved.error().message, resolved.error().path);
+        continue;
+      }
+      auto entry = parse_device_path(resolved.value());
+      if (!entry && resolved.value() == rel) {
+        // A plain directory instead of the kernel's symlink (trimmed captures): its place in the
+        // hierarchy is unknown, so it hangs directly under the host bridge of its own bus, as
+        // hwloc does with such entries.
+        ctx_.warn(
+            "not a symlink into sys/devices: parent bridge unknown, placed under host "
+            "bridge " +
+                pci_root_name(addr->domain, addr->bus),
+            root_.host_path(rel));
+        entry = Entry{};
+        entry->address = *addr;
+        entry->sysfs_path = rel;
+        entry->root_bus = pci_root_name(addr->domain, addr->bus);
+      }
+      if (!entry || !(entry->address == *addr)) {
+        ctx_.warn(
+            "skipped: link does not lead to a PCI device directory under sys/devices (it "
+            "resolves to '" +
+                resolved.value() + "')",
+            root_.host_path(rel));
+        continue;
+      }
+      entry->name = name;
+      entries.push_back(std::move(*entry));
+    }
+    return entries;
+  }
+
+  std::string rel(const Entry& e, std::string_view attr) const {
+    return e.sysfs_path + "/" + std::string(attr);
+  }
+
+  // Optional attribute: absent is normal, unreadable or malformed drops it with a warning.
+  std::optional<std::string> optional_attr(const Entry& e, std::string_view attr) {
+    auto value = root_.read_attr(rel(e, attr));
+    if (value) return std::move(value.value());
+    if (value.error().code != ErrorCode::kNotFound) ctx_.warn(value.error());
+    return std::nullopt;
+  }
+
+  template <class T>
+  std::optional<T> parsed_attr(const Entry& e, std::string_view attr,
+                               Result<T> (*parse)(std::string_view)) {
+    auto text = optional_attr(e, attr);
+    if (!text) return std::nullopt;
+    auto value = parse(*text);
+    if (!value) {
+      ctx_.warn(value.error().message + " (attribute ignored)", root_.host_path(rel(e, attr)));
+      return std::nullopt;
+    }
+    return std::move(value.value());
+  }
+
+  NodeIndex host_bridge_for(const std::string& root_bus) {
+    const std::string id = "hostbridge/" + root_bus;
+    if (auto found = builder_.find(id)) return *found;
+    HostBridgeInfo hb;
+    hb.root_name = root_bus;
+    // "pciDDDD:BB": parse domain and bus from the name itself.
+    const std::size_t colon = root_bus.find(':');
+    hb.domain = static_cast<std::uint32_t>(std::stoul(root_bus.substr(3, colon - 3), nullptr, 16));
+    hb.bus = static_cast<std::uint8_t>(std::stoul(root_bus.substr(colon + 1), nullptr, 16));
+    return builder_.add(NodeKind::kHostBridge, id, builder_.root(), std::move(hb)).value();
+  }
+
+  void add_function(const Entry& e) {
+    LibpciFunction lf = libpci_.read(e.address);
+    if (!lf.class_code) {
+      ctx_.warn("skipped: class code unreadable" + join_problems(lf),
+                root_.host_path(rel(e, "class")));
+      return;
+    }
+    if (!lf.ids_known) {
+      ctx_.warn("vendor/device ids unreadable, reported as 0000:0000" + join_problems(lf),
+                root_.host_path(e.sysfs_path));
+    } else if (!lf.config_readable) {
+      ctx_.warn(
+          "config space missing or shorter than the 64-byte header: bridge bus numbers "
+          "and PCIe port type unknown",
+          root_.host_path(rel(e, "config")));
+    }
+
+    PciFunctionInfo f;
+    f.address = e.address;
+    f.vendor_id = lf.vendor_id;
+    f.device_id = lf.device_id;
+    f.subsystem_vendor_id = lf.subsystem_vendor_id;
+    f.subsystem_device_id = lf.subsystem_device_id;
+    f.class_code = *lf.class_code;
+    f.revision = lf.revision;
+    f.port_type = lf.port_type;
+    f.secondary_bus = lf.secondary_bus;
+    f.subordinate_bus = lf.subordinate_bus;
+    f.sysfs_path = e.sysfs_path;
+    f.pcie_root = e.root_bus;
+    fill_names(f);
+
+    if (auto driver = root_.read_link(rel(e, "driver"))) {
+      const std::string& target = driver.value();
+      f.driver = target.substr(target.rfind('/') + 1);
+    }
+    if (auto cpus = parsed_attr<CpuSet>(e, "local_cpulist", parse_cpulist)) {
+      f.local_cpus = std::move(*cpus);
+    } else if (auto mask = parsed_attr<CpuSet>(e, "local_cpus", parse_cpumask)) {
+      f.local_cpus = std::move(*mask);  // kernels and captures without the list form
+    }
+    auto numa = parsed_attr<std::optional<std::uint32_t>>(e, "numa_node", parse_numa_node);
+    if (numa && *numa) {
+      f.numa_node = *numa;
+    } else {
+      // numa_node -1 (VMs, single-socket boards, some BIOSes): derive it from the CPUs.
+      f.numa_node = numa_from_cpus(f.local_cpus, numa_nodes_);
+    }
+    f.link_current.speed_mts =
+        parsed_attr<std::uint32_t>(e, "current_link_speed", parse_link_speed).value_or(0);
+    f.link_current.width =
+        parsed_attr<std::uint32_t>(e, "current_link_width", parse_link_width).value_or(0);
+    f.link_max.speed_mts =
+        parsed_attr<std::uint32_t>(e, "max_link_speed", parse_link_speed).value_or(0);
+    f.link_max.width =
+        parsed_attr<std::uint32_t>(e, "max_link_width", parse_link_width).value_or(0);
+    f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(e, "sriov_totalvfs", parse_uint));
+    if (f.sriov_total_vfs) {
+      f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(e, "sriov_numvfs", parse_uint));
+    }
+    if (auto physfn = root_.read_link(rel(e, "physfn"))) {
+      const std::string& target = physfn.value();
+      if (auto pf = parse_pci_address(target.substr(target.rfind('/') + 1))) {
+        f.is_virtual_function = true;
+        f.physical_function = *pf;
+      }
+    }
+
+    NodeIndex parent = kNoNode;
+    for (auto it = e.ancestors.rbegin(); it != e.ancestors.rend() && parent == kNoNode; ++it) {
+      if (auto found = builder_.find("pci/" + it->to_string())) parent = *found;
+    }
+    if (parent == kNoNode) parent = host_bridge_for(e.root_bus);
+
+    const NodeKind kind = is_bridge(lf) ? NodeKind::kPciBridge : NodeKind::kPciDevice;
+    auto added = builder_.add(kind, "pci/" + e.address.to_string(), parent, std::move(f));
+    if (!added) ctx_.warn(added.error());
+  }
+
+  static std::optional<std::uint32_t> narrow(std::optional<std::uint64_t> v) {
+    if (!v || *v > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(*v);
+  }
+
+  static std::string join_problems(const LibpciFunction& lf) {
+    if (lf.problems.empty()) return {};
+    std::string out = " (libpci: " + lf.problems.front();
+    if (lf.problems.size() > 1) out += "; +" + std::to_string(lf.problems.size() - 1) + " more";
+    return out + ")";
+  }
+
+  void fill_names(PciFunctionInfo& f) {
+    f.class_name = libpci_.class_name(static_cast<std::uint16_t>(f.class_code >> 8));
+    if (auto known = find_known_pci_device(f.vendor_id, f.device_id)) {
+      f.vendor_name = std::string(known->vendor_name);
+      f.device_name = std::string(known->device_name);
+      return;
+    }
+    if (f.vendor_id == 0 && f.device_id == 0) return;
+    f.vendor_name = libpci_.vendor_name(f.vendor_id);
+    if (f.vendor_name.empty()) {
+      if (auto v = find_known_pci_vendor(f.vendor_id)) f.vendor_name = std::string(*v);
+    }
+    f.device_name = libpci_.device_name(f.vendor_id, f.device_id);
+  }
+
+  // A host bridge goes where the devices below it are local: their NUMA node, else the package
+  // that holds their CPUs, else the machine.
+  void place_host_bridges() {
+    for (NodeIndex hb : builder_.nodes_of_kind(NodeKind::kHostBridge)) {
+      std::optional<std::uint32_t> numa;
+      CpuSet cpus;
+      visit_functions(hb, [&](const PciFunctionInfo& f) {
+        if (!numa && f.numa_node) numa = f.numa_node;
+        if (cpus.empty()) cpus = f.local_cpus;
+      });
+      builder_.node(hb).as<HostBridgeInfo>().numa_node = numa;
+      std::optional<NodeIndex> target;
+      if (numa) target = builder_.find("numa/" + std::to_string(*numa));
+      if (!target && !cpus.empty()) {
+        for (NodeIndex p : builder_.nodes_of_kind(NodeKind::kPackage)) {
+          if (cpus.is_subset_of(builder_.node(p).as<PackageInfo>().cpus)) target = p;
+        }
+      }
+      if (target) {
+        auto moved = builder_.move_under(hb, *target);
+        if (!moved) ctx_.warn(moved.error());
+      }
+    }
+  }
+
+  template <class F>
+  void visit_functions(NodeIndex index, F&& fn) {
+    for (NodeIndex child : builder_.node(index).children) {
+      const Node& node = builder_.node(child);
+      if (const auto* f = node.get_if<PciFunctionInfo>()) {
+        fn(*f);
+        visit_functions(child, fn);
+      }
+    }
+  }
+
+  ProbeContext& ctx_;
+  const SysRoot& root_;
+  TopologyBuilder& builder_;
+  LibpciReader& libpci_;
+  std::vector<NumaCpus> numa_nodes_;
+};
+
+}  // namespace
+
+Result<void> PciProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+  auto libpci = LibpciReader::open(ctx.root().host_path("sys/bus/pci"));
+  if (!libpci) return libpci.error();
+  PciDiscovery discovery(ctx, builder, libpci.value());
+  return discovery.run();
+}
+
+}  // namespace nodetopo::probes

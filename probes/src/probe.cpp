@@ -1,0 +1,23 @@
+#include <nodetopo/probes/log.hpp>
+#include <nodetopo/probes/probe.hpp>
+
+namespace nodetopo::probes {
+
+ProbeContext::ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name)
+    : root_(root), options_(options), logger_(component_logger("probe." + probe_name)) {}
+
+void ProbeContext::warn(const Error& error) {
+  warn(error.message, error.path);
+}
+
+void ProbeContext::warn(std::string_view message, std::string_view path) {
+  // The log names the full path for the operator; the report keeps it relative to the root so
+  // that reports of the same capture are identical wherever it is unpacked.
+  std::string full =
+      path.empty() ? std::string(message) : std::string(path) + ": " + std::string(message);
+  logger_->warn("{}", full);
+  const std::string rel = root_.relative(path);
+  warnings_.push_back(rel.empty() ? std::string(message) : rel + ": " + std::string(message));
+}
+
+}  // namespace nodetopo::probes

@@ -1,0 +1,289 @@
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nodetopo/probes/sys_root.hpp>
+
+namespace nodetopo::probes {
+
+namespace {
+
+// Linux gives up after 40 links in one lookup (MAXSYMLINKS); so do we.
+constexpr int kMaxSymlinkHops = 40;
+
+ErrorCode code_from_errno(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return ErrorCode::kNotFound;
+    case EACCES:
+    case EPERM:
+      return ErrorCode::kPermission;
+    case ELOOP:
+      return ErrorCode::kSymlinkLoop;
+    default:
+      return ErrorCode::kIo;
+  }
+}
+
+Error errno_error(int err, const std::string& what, std::string path) {
+  return make_error(code_from_errno(err), what + ": " + std::strerror(err), std::move(path));
+}
+
+std::deque<std::string> split_path(std::string_view path) {
+  std::deque<std::string> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    if (end > start) parts.emplace_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::string join_path(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (!out.empty()) out += '/';
+    out += p;
+  }
+  return out;
+}
+
+}  // namespace
+
+// What one lstat (and readlink) told us about a root-relative path. Cached because sysfs lookups
+// share long prefixes: every device of a PCI tree resolves the same parent directories.
+struct SysRoot::Cache {
+  std::mutex mutex;
+  std::unordered_map<std::string, PathEntry> entries;
+  Stats stats;
+};
+
+SysRoot::SysRoot(std::filesystem::path root, bool live)
+    : root_(std::move(root)), live_(live), cache_(std::make_shared<Cache>()) {
+  root_prefix_ = root_.string();
+  if (root_prefix_.empty() || root_prefix_.back() != '/') root_prefix_ += '/';
+}
+
+Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness liveness) {
+  if (dir.empty()) {
+    return make_error(ErrorCode::kInvalid, "host root path is empty");
+  }
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(dir, ec).lexically_normal();
+  if (ec) return make_error(ErrorCode::kIo, "cannot make path absolute: " + ec.message(), dir);
+  std::string abs = absolute.string();
+  while (abs.size() > 1 && abs.back() == '/')
+    abs.pop_back();
+
+  struct stat st {};
+  if (::stat(abs.c_str(), &st) != 0) {
+    return errno_error(errno, "host root is not accessible", abs);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return make_error(ErrorCode::kInvalid, "host root is not a directory", abs);
+  }
+  const std::string sys = (abs == "/" ? std::string() : abs) + "/sys";
+  if (::stat(sys.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return make_error(ErrorCode::kNotFound,
+                      "no sys/ directory: a host root must hold the host's sys/ and proc/ "
+                      "(pass --root DIR or set HOST_ROOT)",
+                      sys);
+  }
+  const bool live = liveness == Liveness::kLive || (liveness == Liveness::kAuto && abs == "/");
+  return SysRoot(std::filesystem::path(abs), live);
+}
+
+std::string SysRoot::host_path(std::string_view rel) const {
+  while (!rel.empty() && rel.front() == '/')
+    rel.remove_prefix(1);
+  if (rel.empty()) return root_.string();
+  return root_prefix_ + std::string(rel);
+}
+
+std::string SysRoot::relative(std::string_view path) const {
+  if (path.starts_with(root_prefix_)) path.remove_prefix(root_prefix_.size());
+  return std::string(path);
+}
+
+Result<std::string> SysRoot::resolve(std::string_view rel) const {
+  return resolve_impl(rel, /*follow_last=*/true);
+}
+
+SysRoot::PathEntry SysRoot::lookup(const std::string& rel) const {
+  std::lock_guard lock(cache_->mutex);
+  auto it = cache_->entries.find(rel);
+  if (it != cache_->entries.end()) return it->second;
+  PathEntry entry;
+  const std::string full = root_prefix_ + rel;
+  struct stat st {};
+  ++cache_->stats.lstats;
+  if (::lstat(full.c_str(), &st) != 0) {
+    entry.error = errno;
+  } else if (S_ISLNK(st.st_mode)) {
+    entry.symlink = true;
+    std::array<char, 4096> buf{};
+    ++cache_->stats.readlinks;
+    const ssize_t len = ::readlink(full.c_str(), buf.data(), buf.size());
+    if (len < 0) {
+      entry.error = errno;
+    } else {
+      entry.target.assign(buf.data(), static_cast<std::size_t>(len));
+    }
+  }
+  cache_->entries.emplace(rel, entry);
+  return entry;
+}
+
+Result<std::string> SysRoot::resolve_impl(std::string_view rel, bool follow_last) const {
+  std::deque<std::string> todo = split_path(rel);
+  std::vector<std::string> done;
+  int hops = 0;
+  while (!todo.empty()) {
+    std::string part = std::move(todo.front());
+    todo.pop_front();
+    if (part == ".") continue;
+    if (part == "..") {
+      if (done.empty()) {
+        return make_error(ErrorCode::kEscapesRoot, "path leads above the host root",
+                          host_path(rel));
+      }
+      done.pop_back();
+      continue;
+    }
+    if (todo.empty() && !follow_last) {
+      done.push_back(std::move(part));
+      break;
+    }
+    std::string candidate = done.empty() ? part : join_path(done) + '/' + part;
+
+    const PathEntry entry = lookup(candidate);
+    if (entry.error != 0) return errno_error(entry.error, "cannot resolve", host_path(candidate));
+    if (!entry.symlink) {
+      done.push_back(std::move(part));
+      continue;
+    }
+    if (++hops > kMaxSymlinkHops) {
+      return make_error(ErrorCode::kSymlinkLoop, "too many levels of symbolic links",
+                        host_path(rel));
+    }
+    if (!entry.target.empty() && entry.target.front() == '/') {
+      // In the live root an absolute link means the same machine; inside a capture it would point
+      // at whatever machine runs the tool, so it is refused.
+      if (!live_) {
+        return make_error(ErrorCode::kEscapesRoot,
+                          "absolute symlink to '" + entry.target + "' leaves the host root",
+                          host_path(candidate));
+      }
+      done.clear();
+    }
+    std::deque<std::string> expansion = split_path(entry.target);
+    todo.insert(todo.begin(), expansion.begin(), expansion.end());
+  }
+  return join_path(done);
+}
+
+Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_bytes) const {
+  // Resolve the directories, then open the last component without following it: a regular
+  // attribute costs one open(). Only when that last component is itself a link (ELOOP) is it
+  // resolved and opened again.
+  auto parent = resolve_impl(rel, /*follow_last=*/false);
+  if (!parent) return parent.error();
+  std::string full = root_prefix_ + parent.value();
+  {
+    std::lock_guard lock(cache_->mutex);
+    ++cache_->stats.opens;
+  }
+  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP) {
+    auto target = resolve(rel);
+    if (!target) return target.error();
+    full = root_prefix_ + target.value();
+    std::lock_guard lock(cache_->mutex);
+    ++cache_->stats.opens;
+    fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  }
+  if (fd < 0) return errno_error(errno, "cannot open", host_path(rel));
+
+  std::string content;
+  std::array<char, 4096> buf{};
+  while (content.size() < max_bytes) {
+    const std::size_t want = std::min(buf.size(), max_bytes - content.size());
+    const ssize_t got = ::read(fd, buf.data(), want);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return errno_error(err, "cannot read", host_path(rel));
+    }
+    if (got == 0) break;
+    content.append(buf.data(), static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  return content;
+}
+
+Result<std::string> SysRoot::read_attr(std::string_view rel) const {
+  auto content = read_file(rel);
+  if (!content) return content.error();
+  std::string& s = content.value();
+  const auto not_space = [](unsigned char c) {
+    return c != ' ' && c != '\n' && c != '\t' && c != '\r' && c != '\0';
+  };
+  const auto first = std::find_if(s.begin(), s.end(), not_space);
+  const auto last = std::find_if(s.rbegin(), s.rend(), not_space).base();
+  if (first >= last) return std::string();
+  return std::string(first, last);
+}
+
+Result<std::vector<std::string>> SysRoot::list_dir(std::string_view rel) const {
+  auto resolved = resolve(rel);
+  if (!resolved) return resolved.error();
+  const std::string full = root_prefix_ + resolved.value();
+  {
+    std::lock_guard lock(cache_->mutex);
+    ++cache_->stats.dir_lists;
+  }
+  DIR* dir = ::opendir(full.c_str());
+  if (dir == nullptr) return errno_error(errno, "cannot list directory", host_path(rel));
+  std::vector<std::string> names;
+  while (const dirent* ent = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): one DIR per call
+    const std::string_view name = ent->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::string> SysRoot::read_link(std::string_view rel) const {
+  auto parent = resolve_impl(rel, /*follow_last=*/false);
+  if (!parent) return parent.error();
+  const PathEntry entry = lookup(parent.value());
+  if (entry.error != 0) return errno_error(entry.error, "cannot read symlink", host_path(rel));
+  if (!entry.symlink) return make_error(ErrorCode::kInvalid, "not a symlink", host_path(rel));
+  return entry.target;
+}
+
+bool SysRoot::exists(std::string_view rel) const {
+  return resolve(rel).ok();
+}
+
+SysRoot::Stats SysRoot::stats() const {
+  std::lock_guard lock(cache_->mutex);
+  return cache_->stats;
+}
+
+}  // namespace nodetopo::probes

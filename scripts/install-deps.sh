@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what nodetopo needs to build, test and benchmark on Debian 12, and nothing that is
+# already there. Safe to run any number of times: it only calls apt-get for missing packages.
+# Used by both README commands and by CI, so no dependency lives only on one machine.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git ca-certificates bzip2
+  # libraries the code links
+  libhwloc-dev libpci-dev libsdbus-c++-dev libsystemd-dev libspdlog-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev dbus
+  # real tools used as test oracles: lstopo-no-graphics and lspci on the same fake roots
+  hwloc-nox pciutils
+  # `topo dump --format dot` is checked by rendering it with Graphviz
+  graphviz
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: missing packages: ${missing[*]}" >&2
+    echo "install-deps: run this script as root (or with sudo) to install them" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+fi

@@ -1,0 +1,109 @@
+#include <algorithm>
+#include <bit>
+
+#include <nodetopo/topology/cpu_set.hpp>
+
+namespace nodetopo {
+
+namespace {
+constexpr std::uint32_t kWordBits = 64;
+}
+
+void CpuSet::insert(std::uint32_t cpu) {
+  const std::size_t word = cpu / kWordBits;
+  if (words_.size() <= word) words_.resize(word + 1, 0);
+  words_[word] |= std::uint64_t{1} << (cpu % kWordBits);
+}
+
+void CpuSet::insert_range(std::uint32_t first, std::uint32_t last) {
+  for (std::uint64_t cpu = first; cpu <= last; ++cpu)
+    insert(static_cast<std::uint32_t>(cpu));
+}
+
+bool CpuSet::contains(std::uint32_t cpu) const {
+  const std::size_t word = cpu / kWordBits;
+  return word < words_.size() && ((words_[word] >> (cpu % kWordBits)) & 1U) != 0;
+}
+
+std::size_t CpuSet::count() const {
+  std::size_t n = 0;
+  for (std::uint64_t w : words_)
+    n += static_cast<std::size_t>(std::popcount(w));
+  return n;
+}
+
+bool CpuSet::is_subset_of(const CpuSet& other) const {
+  for (std::size_t i = 0; i < words_.size(); ++i) {
+    const std::uint64_t theirs = i < other.words_.size() ? other.words_[i] : 0;
+    if ((words_[i] & ~theirs) != 0) return false;
+  }
+  return true;
+}
+
+bool CpuSet::intersects(const CpuSet& other) const {
+  const std::size_t n = std::min(words_.size(), other.words_.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((words_[i] & other.words_[i]) != 0) return true;
+  }
+  return false;
+}
+
+CpuSet& CpuSet::operator|=(const CpuSet& other) {
+  if (words_.size() < other.words_.size()) words_.resize(other.words_.size(), 0);
+  for (std::size_t i = 0; i < other.words_.size(); ++i)
+    words_[i] |= other.words_[i];
+  return *this;
+}
+
+CpuSet& CpuSet::operator&=(const CpuSet& other) {
+  for (std::size_t i = 0; i < words_.size(); ++i) {
+    words_[i] &= i < other.words_.size() ? other.words_[i] : 0;
+  }
+  trim();
+  return *this;
+}
+
+std::vector<std::uint32_t> CpuSet::members() const {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < words_.size(); ++i) {
+    std::uint64_t w = words_[i];
+    while (w != 0) {
+      const int bit = std::countr_zero(w);
+      out.push_back(static_cast<std::uint32_t>(i * kWordBits + static_cast<std::size_t>(bit)));
+      w &= w - 1;
+    }
+  }
+  return out;
+}
+
+std::string CpuSet::to_list() const {
+  std::string out;
+  const std::vector<std::uint32_t> cpus = members();
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+      ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) out += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+void CpuSet::trim() {
+  while (!words_.empty() && words_.back() == 0)
+    words_.pop_back();
+}
+
+bool operator==(const CpuSet& a, const CpuSet& b) {
+  const std::size_t n = std::max(a.words_.size(), b.words_.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t x = i < a.words_.size() ? a.words_[i] : 0;
+    const std::uint64_t y = i < b.words_.size() ? b.words_[i] : 0;
+    if (x != y) return false;
+  }
+  return true;
+}
+
+}  // namespace nodetopo
