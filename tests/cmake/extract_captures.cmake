@@ -1,0 +1,22 @@
+# ctest fixture setup: unpacks every real sysfs capture of shared/fixtures into OUT, fresh each
+# run, so that tests never depend on a previous run's leftovers.
+#   cmake -DSHARED=<shared dir> -DOUT=<dir> -P extract_captures.cmake
+if(NOT SHARED OR NOT OUT)
+  message(FATAL_ERROR "usage: cmake -DSHARED=<dir> -DOUT=<dir> -P extract_captures.cmake")
+endif()
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}/hwloc" "${OUT}/kfd")
+file(GLOB hwloc_tars "${SHARED}/fixtures/hwloc/linux/*.tar.bz2")
+file(GLOB kfd_tars "${SHARED}/fixtures/kfd/*.tar.bz2")
+if(NOT hwloc_tars OR NOT kfd_tars)
+  message(FATAL_ERROR "no captures found under ${SHARED}/fixtures")
+endif()
+foreach(tar IN LISTS hwloc_tars)
+  file(ARCHIVE_EXTRACT INPUT "${tar}" DESTINATION "${OUT}/hwloc")
+endforeach()
+foreach(tar IN LISTS kfd_tars)
+  file(ARCHIVE_EXTRACT INPUT "${tar}" DESTINATION "${OUT}/kfd")
+endforeach()
+list(LENGTH hwloc_tars n_hwloc)
+list(LENGTH kfd_tars n_kfd)
+message(STATUS "extracted ${n_hwloc} hwloc and ${n_kfd} KFD captures into ${OUT}")

@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include <nodetopo/topology/cpu_set.hpp>
+
+namespace nodetopo {
+namespace {
+
+TEST(CpuSet, FormatsRangesLikeTheKernel) {
+  CpuSet set;
+  set.insert_range(0, 3);
+  set.insert(8);
+  set.insert_range(10, 11);
+  set.insert(64);
+  set.insert(127);
+  EXPECT_EQ(set.to_list(), "0-3,8,10-11,64,127");
+  EXPECT_EQ(set.count(), 9U);
+  EXPECT_TRUE(set.contains(64));
+  EXPECT_FALSE(set.contains(65));
+  EXPECT_FALSE(set.contains(100000));
+}
+
+TEST(CpuSet, EmptySetFormatsAsEmptyString) {
+  const CpuSet set;
+  EXPECT_TRUE(set.empty());
+  EXPECT_EQ(set.to_list(), "");
+}
+
+TEST(CpuSet, SubsetAndIntersectionAcrossWordBoundaries) {
+  CpuSet a;
+  a.insert_range(60, 70);
+  CpuSet b;
+  b.insert_range(0, 200);
+  CpuSet c;
+  c.insert(5);
+  EXPECT_TRUE(a.is_subset_of(b));
+  EXPECT_FALSE(b.is_subset_of(a));
+  EXPECT_TRUE(a.intersects(b));
+  EXPECT_FALSE(a.intersects(c));
+  EXPECT_TRUE(CpuSet().is_subset_of(c));
+}
+
+TEST(CpuSet, EqualityIgnoresCapacity) {
+  CpuSet a;
+  a.insert(3);
+  CpuSet b;
+  b.insert(3);
+  b.insert(500);
+  CpuSet only500;
+  only500.insert(500);
+  b &= a;  // drops 500, leaving trailing zero words
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a == only500);
+}
+
+}  // namespace
+}  // namespace nodetopo
