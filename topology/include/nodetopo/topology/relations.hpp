@@ -1,0 +1,79 @@
+// Relations between devices, derived from the frozen tree and its links: the connection classes
+// nvidia-smi prints in `topo -m` (X, NV#, PIX, PXB, PHB, NODE, SYS) plus XGMI for AMD, PCIe switch
+// membership, and CPU/NUMA affinity.
+//
+// PCIe semantics (DESIGN §5): one PCIe switch — its upstream port and the downstream ports below
+// it — counts as ONE bridge. PIX: at most one bridge between the devices (same switch, or two
+// functions of one device). PXB: several bridges, below one host bridge. PHB: through one host
+// bridge. NODE: different host bridges in one NUMA node. SYS: across NUMA nodes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nodetopo/topology/cpu_set.hpp>
+#include <nodetopo/topology/topology.hpp>
+
+namespace nodetopo {
+
+enum class RelationClass : std::uint8_t { kSelf, kNvLink, kXgmi, kPix, kPxb, kPhb, kNode, kSys };
+
+struct Relation {
+  RelationClass cls = RelationClass::kSys;
+  std::int64_t nvlinks = 0;  ///< bonded NVLinks, for kNvLink
+  /// "X", "NV18", "XGMI", "PIX", "PXB", "PHB", "NODE", "SYS".
+  [[nodiscard]] std::string label() const;
+  bool operator==(const Relation&) const = default;
+};
+
+/// The PCI function a device node stands on: itself for PCI functions, the nearest PCI ancestor
+/// for OS devices (accelerator, NVSwitch, net, RDMA). nullopt for nodes outside the PCI tree.
+std::optional<NodeIndex> pci_function_of(const Topology& topo, NodeIndex node);
+
+/// Role of a PCI bridge: from the PCIe capability when the probe could read it, else inferred
+/// from the nesting (root port under a host bridge, upstream port below a root or downstream
+/// port, downstream port below an upstream port).
+std::optional<PciePortType> bridge_role(const Topology& topo, NodeIndex bridge);
+
+/// The "bridge unit" of a PCI bridge: a switch's downstream ports belong to the switch's upstream
+/// port; any other bridge is its own unit.
+NodeIndex bridge_unit(const Topology& topo, NodeIndex bridge);
+
+/// The unit of the closest bridge above a device's PCI function: devices that nvidia-smi calls
+/// PIX share it (or are functions of one device). nullopt when the function hangs directly off a
+/// host bridge.
+std::optional<NodeIndex> nearest_bridge_unit(const Topology& topo, NodeIndex node);
+
+/// Computes relations between many device pairs. Precomputes per-device paths and the NVLink /
+/// xGMI adjacency once, so a full N x N matrix costs O(N^2 * depth).
+class RelationIndex {
+ public:
+  explicit RelationIndex(const Topology& topo);
+  [[nodiscard]] Relation between(NodeIndex a, NodeIndex b) const;
+  /// CPUs local to the device (its PCI function's local_cpus, else its NUMA node's CPUs).
+  [[nodiscard]] CpuSet cpu_affinity(NodeIndex node) const;
+  /// NUMA node of the device, when known.
+  [[nodiscard]] std::optional<std::uint32_t> numa_affinity(NodeIndex node) const;
+
+ private:
+  struct PciPath {
+    NodeIndex function = kNoNode;      // the device's PCI function
+    std::vector<NodeIndex> ancestors;  // PCI bridges then host bridge, nearest first
+    NodeIndex host_bridge = kNoNode;
+  };
+  [[nodiscard]] const PciPath* path_of(NodeIndex node) const;
+  [[nodiscard]] Relation pcie_relation(NodeIndex a, NodeIndex b) const;
+  [[nodiscard]] std::int64_t nvlink_count(NodeIndex a, NodeIndex b) const;
+  [[nodiscard]] NodeIndex fabric_endpoint(NodeIndex node) const;
+
+  const Topology& topo_;
+  mutable std::unordered_map<NodeIndex, PciPath> paths_;
+  // NVLink/xGMI adjacency keyed by accelerator or NVSwitch node: peer -> link count.
+  std::unordered_map<NodeIndex, std::unordered_map<NodeIndex, std::int64_t>> nvlink_;
+  std::unordered_map<NodeIndex, std::unordered_map<NodeIndex, std::int64_t>> xgmi_;
+};
+
+}  // namespace nodetopo
