@@ -7,6 +7,7 @@
 
 #include <nodetopo/agent/commands.hpp>
 #include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/exporters/dot.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/exporters/sinks.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
@@ -28,9 +29,14 @@ int run_dump(const DumpOptions& opts) {
     return kExitFailure;
   }
   const auto& d = discovery.value();
-  const std::string doc = opts.format == "json"
-                              ? exporters::render_json_model(d.topology, d.reports)
-                              : exporters::render_text_tree(d.topology, d.reports);
+  std::string doc;
+  if (opts.format == "json") {
+    doc = exporters::render_json_model(d.topology, d.reports);
+  } else if (opts.format == "dot") {
+    doc = exporters::render_dot(d.topology);
+  } else {
+    doc = exporters::render_text_tree(d.topology, d.reports);
+  }
   const Result<void> written = opts.output.empty() ? exporters::write_stdout(doc)
                                                    : exporters::write_file_atomic(opts.output, doc);
   if (!written) {
@@ -45,10 +51,11 @@ int run_dump(const DumpOptions& opts) {
 void register_dump_command(CLI::App& app, CommandRunner& runner) {
   auto opts = std::make_shared<DumpOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "dump", "Discover the host once and print its topology tree (text) or model (JSON)");
+      "dump",
+      "Discover the host once and print its topology: tree (text), model (json) or picture (dot)");
   opts->source.add_options(*cmd);
   cmd->add_option("--format", opts->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
   cmd->add_option("--output,-o", opts->output,
                   "Write to FILE (atomically: temporary file + rename) instead of stdout")

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include <nodetopo/exporters/json_model.hpp>
+#include <nodetopo/exporters/matrix.hpp>
 
 namespace nodetopo::exporters {
 
@@ -173,6 +174,7 @@ nlohmann::ordered_json model_to_json(const Topology& topology,
     links.push_back(std::move(lj));
   }
   doc["links"] = std::move(links);
+  doc["relations"] = matrix_to_json(build_device_matrix(topology));
   Json probes = Json::array();
   for (const ProbeReport& r : reports) {
     Json pj;

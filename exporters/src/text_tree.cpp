@@ -159,6 +159,22 @@ void render_distances(const Topology& topo, std::string& out) {
   }
 }
 
+// NVLink and xGMI links, one line per directed link as the probes reported it.
+void render_fabric_links(const Topology& topo, std::string& out) {
+  bool header = false;
+  for (const Link& l : topo.links()) {
+    if (l.kind == LinkKind::kNumaDistance) continue;
+    if (!header) {
+      out += "\nFabric links:\n";
+      header = true;
+    }
+    out += "  " + topo.node(l.from).id + " -> " + topo.node(l.to).id + ": ";
+    out += (l.kind == LinkKind::kNvLink ? "NVLink x" : "xGMI x") + std::to_string(l.value);
+    if (l.bandwidth_mbps != 0) out += ", " + std::to_string(l.bandwidth_mbps) + " MB/s";
+    out += "\n";
+  }
+}
+
 }  // namespace
 
 std::string format_bytes(std::uint64_t bytes) {
@@ -182,6 +198,7 @@ std::string render_text_tree(const Topology& topology, std::span<const ProbeRepo
   std::string out;
   render_node(topology, 0, 0, out);
   render_distances(topology, out);
+  render_fabric_links(topology, out);
   bool header = false;
   for (const ProbeReport& r : reports) {
     if (r.status == ProbeStatus::kOk) continue;

@@ -14,7 +14,8 @@ namespace nodetopo::exporters {
 /// Version of the JSON model. Bumped on any incompatible change (renamed or retyped field).
 inline constexpr int kModelSchemaVersion = 1;
 
-/// The model as a JSON value: {"schema_version", "machine" (nested tree), "links", "probes"}.
+/// The model as a JSON value: {"schema_version", "machine" (nested tree), "links", "relations"
+/// (the device matrix of `topo matrix`), "probes"}.
 /// Deterministic: same topology, same bytes.
 nlohmann::ordered_json model_to_json(const Topology& topology,
                                      std::span<const ProbeReport> reports);
