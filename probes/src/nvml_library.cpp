@@ -73,7 +73,7 @@ Result<NvmlLibrary> NvmlLibrary::open(const std::string& path) {
   if (!missing.empty()) {
     return make_error(ErrorCode::kUnavailable,
                       "NVML library '" + path + "' lacks required symbols (" + missing +
-                          "): not an NVML library, or a driver older than R450");
+                          "): not an NVML library, or an NVIDIA driver too old for nodetopo");
   }
   return NvmlLibrary(path, std::move(handle), api);
 }

@@ -14,7 +14,7 @@
 namespace nodetopo::probes {
 
 // Every NVML function the probe calls: X(name, required). A required symbol missing means the
-// library is not NVML (or predates R450) and the probe reports it unavailable; an optional one
+// library is not NVML (or is very old) and the probe reports it unavailable; an optional one
 // missing only drops what it would have told (older drivers lack NUMA ids and fabric info).
 // nvml_symbols() and the Api struct are both generated from this one list.
 #define NODETOPO_NVML_SYMBOLS(X)                \

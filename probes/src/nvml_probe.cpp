@@ -240,37 +240,51 @@ class NvmlDiscovery {
     return f;
   }
 
-  // Fabric (NVLink domain) registration. The versioned call is tried first because the
-  // unversioned one is deprecated (CUDA 13) and announced for removal; drivers older than R550
-  // only have the unversioned one, and a driver may know v2 but not v3.
+  // Fabric (NVLink domain) registration. The versioned call is tried first, v3 then v2, because
+  // the unversioned one is deprecated (CUDA 13) and announced for removal; drivers before R550
+  // only have the unversioned one, and a driver may know v2 but not v3. The first variant that
+  // answers wins; when none does, the first real error (not "not supported", not a version the
+  // driver does not know) is reported.
   void read_fabric(const Gpu& gpu, DeviceFacts& f) {
     std::optional<nvmlGpuFabricInfo_t> info;  // normalised to the unversioned layout
-    nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-    const char* call = "nvmlDeviceGetGpuFabricInfoV";
+    const char* failed_call = nullptr;
+    nvmlReturn_t failure = NVML_SUCCESS;
+    auto note = [&](const char* call, nvmlReturn_t rc) {
+      if (failed_call == nullptr && rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH &&
+          !quiet_failure(rc)) {
+        failed_call = call;
+        failure = rc;
+      }
+    };
     if (api_.nvmlDeviceGetGpuFabricInfoV != nullptr) {
       nvmlGpuFabricInfo_v3_t v3{};
       v3.version = nvmlGpuFabricInfo_v3;
-      rc = api_.nvmlDeviceGetGpuFabricInfoV(gpu.handle, &v3);
+      nvmlReturn_t rc = api_.nvmlDeviceGetGpuFabricInfoV(gpu.handle, &v3);
       if (rc == NVML_SUCCESS) {
         info = from_versioned(v3);
-      } else if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+      } else {
+        note("nvmlDeviceGetGpuFabricInfoV", rc);
         nvmlGpuFabricInfo_v2_t v2{};
         v2.version = nvmlGpuFabricInfo_v2;
         rc = api_.nvmlDeviceGetGpuFabricInfoV(gpu.handle, &v2);
         if (rc == NVML_SUCCESS) info = from_versioned(v2);
       }
     }
-    const bool try_legacy =
-        !info && (rc == NVML_ERROR_FUNCTION_NOT_FOUND ||
-                  rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || rc == NVML_ERROR_NOT_SUPPORTED);
-    if (try_legacy && api_.nvmlDeviceGetGpuFabricInfo != nullptr) {
+    if (!info && api_.nvmlDeviceGetGpuFabricInfo != nullptr) {
       nvmlGpuFabricInfo_t legacy{};
-      call = "nvmlDeviceGetGpuFabricInfo";
-      rc = api_.nvmlDeviceGetGpuFabricInfo(gpu.handle, &legacy);
-      if (rc == NVML_SUCCESS) info = legacy;
+      const nvmlReturn_t rc = api_.nvmlDeviceGetGpuFabricInfo(gpu.handle, &legacy);
+      if (rc == NVML_SUCCESS) {
+        info = legacy;
+      } else {
+        note("nvmlDeviceGetGpuFabricInfo", rc);
+      }
     }
     if (!info) {
-      if (rc != NVML_ERROR_FUNCTION_NOT_FOUND) report(gpu.label, call, rc);
+      if (failed_call != nullptr) {
+        report(gpu.label, failed_call, failure);
+      } else {
+        ctx_.log().debug("{}: no GPU fabric information", gpu.label);
+      }
       return;
     }
     if (info->state != NVML_GPU_FABRIC_STATE_COMPLETED) {

@@ -223,8 +223,8 @@ TEST(NvmlProbe, FabricFallsBackToTheUnversionedCallOnOlderDrivers) {
   const nlohmann::json fabric = {{"cluster_uuid", "00112233-4455-6677-8899-aabbccddeeff"},
                                  {"clique_id", 7}};
   // A driver that knows v2 but not v3, one without the versioned call, one where it says
-  // NOT_SUPPORTED: all end up with the same answer.
-  for (const char* fail : {"", "25", "13", "3"}) {
+  // NOT_SUPPORTED or fails: all end up with the unversioned call's answer, without a warning.
+  for (const char* fail : {"", "25", "13", "3", "999"}) {
     SCOPED_TRACE(std::string("nvmlDeviceGetGpuFabricInfoV fails with ") + fail);
     FakeHost host;
     nlohmann::json f = one_gpu_with_fabric(host, fabric);
@@ -235,6 +235,21 @@ TEST(NvmlProbe, FabricFallsBackToTheUnversionedCallOnOlderDrivers) {
     EXPECT_EQ(only_gpu(d).fabric_cluster_uuid, "00112233-4455-6677-8899-aabbccddeeff");
     EXPECT_EQ(only_gpu(d).fabric_clique_id, 7u);
   }
+}
+
+TEST(NvmlProbe, FabricCallsAllFailingGiveOneWarningWithTheFirstRealError) {
+  FakeHost host;
+  nlohmann::json f = one_gpu_with_fabric(
+      host, {{"cluster_uuid", "00112233-4455-6677-8899-aabbccddeeff"}, {"clique_id", 7}});
+  f["devices"][0]["fail"] = {{"nvmlDeviceGetGpuFabricInfoV", 15},
+                             {"nvmlDeviceGetGpuFabricInfo", 999}};
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  EXPECT_THAT(report_of(d, "nvml").warnings,
+              ElementsAre(AllOf(HasSubstr("NVML device 0000:1b:00.0"),
+                                HasSubstr("nvmlDeviceGetGpuFabricInfoV failed"),
+                                HasSubstr("GPU is lost"))));
+  EXPECT_EQ(only_gpu(d).fabric_cluster_uuid, "");
 }
 
 TEST(NvmlProbe, FabricNotCompletedOrAbsentLeavesTheFieldsEmptyWithoutWarning) {
