@@ -121,7 +121,7 @@ class NvmlDiscovery {
         cuda = std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
       }
     }
-    ctx_.log().info("NVML from '{}': driver {}, CUDA {}, {} GPU(s)", lib_.path(),
+    ctx_.log().debug("NVML from '{}': driver {}, CUDA {}, {} GPU(s)", lib_.path(),
                     driver_version_.empty() ? "unknown" : driver_version_, cuda, count);
   }
 

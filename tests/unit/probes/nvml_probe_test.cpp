@@ -349,11 +349,14 @@ TEST(NvmlProbe, NoGpuIsUnavailable) {
 TEST(NvmlProbe, NonLiveRootWithoutLibraryIsUnavailableWithoutLoadingNvml) {
   FakeHost host;
   host.set_fixture(hgx_h100(host));
+  // (An NVML loaded earlier in this process and never unloaded would make this check vacuous;
+  // ctest runs every test in its own process.)
+  const bool loaded_before = library_loaded("libnvidia-ml");
   const Discovery d = run(host, ProbeOptions{});
   const ProbeReport& r = report_of(d, "nvml");
   EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
   EXPECT_THAT(r.error, HasSubstr("capture or mock tree"));
-  EXPECT_FALSE(library_loaded("libnvidia-ml"));
+  EXPECT_EQ(library_loaded("libnvidia-ml"), loaded_before);
   EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
 }
 
