@@ -122,7 +122,7 @@ class NvmlDiscovery {
       }
     }
     ctx_.log().debug("NVML from '{}': driver {}, CUDA {}, {} GPU(s)", lib_.path(),
-                    driver_version_.empty() ? "unknown" : driver_version_, cuda, count);
+                     driver_version_.empty() ? "unknown" : driver_version_, cuda, count);
   }
 
   // Records a failed call: a warning naming the object and the call, or a debug line for the
