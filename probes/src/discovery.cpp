@@ -7,6 +7,7 @@
 #include <nodetopo/probes/cpu_numa_probe.hpp>
 #include <nodetopo/probes/discovery.hpp>
 #include <nodetopo/probes/log.hpp>
+#include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
 
 namespace nodetopo::probes {
@@ -15,6 +16,7 @@ std::vector<std::unique_ptr<Probe>> default_probes() {
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<CpuNumaProbe>());
   probes.push_back(std::make_unique<PciProbe>());
+  probes.push_back(std::make_unique<NvmlProbe>());
   return probes;
 }
 
