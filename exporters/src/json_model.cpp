@@ -110,6 +110,7 @@ void put_payload(Json& j, const Node& node) {
       put_nonempty(j, "fabric_cluster_uuid", a.fabric_cluster_uuid);
       put_optional(j, "fabric_clique_id", a.fabric_clique_id);
       if (a.partitions != 0) j["partitions"] = a.partitions;
+      put_nonempty(j, "xgmi_hive_id", a.xgmi_hive_id);
     }
     void operator()(const NetDeviceInfo& n) const {
       j["name"] = n.name;
@@ -120,6 +121,7 @@ void put_payload(Json& j, const Node& node) {
       put_nonempty(j, "driver", n.driver);
       put_nonempty(j, "link_type", n.link_type);
       if (n.is_virtual) j["virtual"] = true;
+      put_nonempty(j, "physical_function_netdev", n.physical_function_netdev);
     }
     void operator()(const RdmaDeviceInfo& r) const {
       j["name"] = r.name;
@@ -135,6 +137,7 @@ void put_payload(Json& j, const Node& node) {
         ports.push_back(std::move(pj));
       }
       j["ports"] = std::move(ports);
+      if (r.is_virtual) j["virtual"] = true;
     }
   };
   std::visit(Visitor{j}, node.payload);
