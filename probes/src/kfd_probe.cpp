@@ -45,18 +45,30 @@ class KfdDiscovery {
   }
 
  private:
-  // One warning per physical GPU (function 0 of the node's address), naming its KFD nodes.
+  // One warning per physical GPU (function 0 of the nodes' addresses: partitions share it),
+  // naming its KFD nodes; other reasons one warning per node.
   void report_unmatched(const std::vector<KfdUnmatched>& unmatched) {
-    std::map<std::string, std::vector<const KfdUnmatched*>> by_reason;
-    for (const KfdUnmatched& u : unmatched)
-      by_reason[u.reason].push_back(&u);
-    for (const auto& [reason, nodes] : by_reason) {
+    std::map<PciAddress, std::vector<const KfdNode*>> by_device;
+    for (const KfdUnmatched& u : unmatched) {
+      if (!u.reason.empty()) {
+        ctx_.warn("KFD GPU node " + std::to_string(u.node->id) + " skipped: " + u.reason,
+                  root_.host_path(u.node->dir + "/properties"));
+        continue;
+      }
+      PciAddress device = *u.node->address;
+      device.function = 0;
+      by_device[device].push_back(u.node);
+    }
+    for (const auto& [device, nodes] : by_device) {
       std::string ids;
-      for (const KfdUnmatched* u : nodes)
-        ids += (ids.empty() ? "" : ", ") + std::to_string(u->node->id);
-      const std::string what = nodes.size() == 1 ? "KFD GPU node " : "KFD GPU nodes ";
-      ctx_.warn(what + ids + " skipped: " + reason,
-                root_.host_path(nodes.front()->node->dir + "/properties"));
+      for (const KfdNode* node : nodes)
+        ids += (ids.empty() ? "" : ", ") + std::to_string(node->id);
+      ctx_.warn((nodes.size() == 1 ? "KFD GPU node " : "KFD GPU nodes ") + ids +
+                    " skipped: no accelerator at PCI address " +
+                    (nodes.size() == 1 ? nodes.front()->address->to_string()
+                                       : device.to_string() + " (function bits: partitions)") +
+                    ", the address KFD gives in domain + location_id",
+                root_.host_path(nodes.front()->dir + "/properties"));
     }
   }
 

@@ -24,8 +24,12 @@ Result<Properties> read_properties(const SysRoot& root, const std::string& rel) 
     return make_error(ErrorCode::kMalformed, lines.error().message, root.host_path(rel));
   }
   Properties props;
-  for (auto& [key, value] : lines.value())
+  for (auto& [key, value] : lines.value()) {
+    if (props.contains(key)) {
+      return make_error(ErrorCode::kMalformed, "'" + key + "' appears twice", root.host_path(rel));
+    }
     props.emplace(std::move(key), std::move(value));
+  }
   return props;
 }
 
@@ -218,8 +222,7 @@ KfdGpuMap map_kfd_gpus(const KfdTopology& topology,
       PciAddress base = target;
       base.function = 0;
       if (target.function == 0 || !is_gpu(base)) {
-        out.unmatched.push_back({&node, "no accelerator at PCI address " + target.to_string() +
-                                            " (domain + location_id)"});
+        out.unmatched.push_back({&node, {}});
         continue;
       }
       target = base;

@@ -73,9 +73,10 @@ struct KfdGpu {
   [[nodiscard]] const KfdNode& primary() const { return *nodes.front(); }
 };
 
-/// A GPU node that matched no physical GPU, with the reason.
+/// A GPU node that matched no physical GPU.
 struct KfdUnmatched {
   const KfdNode* node = nullptr;
+  /// Why, when it is not simply "no accelerator at the node's address".
   std::string reason;
 };
 

@@ -114,7 +114,15 @@ std::string FakeHost::add_rdma(
 void FakeHost::copy_kfd_nodes(const fs::path& nodes_dir) const {
   const fs::path target = root() / "sys/class/kfd/kfd/topology/nodes";
   fs::create_directories(target.parent_path());
-  fs::copy(nodes_dir, target, fs::copy_options::recursive);
+  // Hard links spare copying the data of thousands of small files (the MI300X capture has 4000);
+  // across file systems they fail, and a plain copy does.
+  std::error_code ec;
+  fs::copy(nodes_dir, target, fs::copy_options::recursive | fs::copy_options::create_hard_links,
+           ec);
+  if (ec) {
+    fs::remove_all(target);
+    fs::copy(nodes_dir, target, fs::copy_options::recursive);
+  }
 }
 
 probes::SysRoot FakeHost::sys_root() const {

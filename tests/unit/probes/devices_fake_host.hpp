@@ -55,7 +55,8 @@ class FakeHost {
                        const std::string& node_guid,
                        const std::map<int, std::map<std::string, std::string>>& ports) const;
 
-  /// Copies a directory of KFD nodes (a capture's `nodes/`) to sys/class/kfd/kfd/topology/nodes.
+  /// Copies a directory of KFD nodes (a capture's `nodes/`) to sys/class/kfd/kfd/topology/nodes
+  /// (hard links where the file system allows: the tests never write to it).
   void copy_kfd_nodes(const std::filesystem::path& nodes_dir) const;
 
   /// Opens the root as a capture (never live).
