@@ -153,6 +153,9 @@ class AcceleratorDiscovery {
 
   void consider(NodeIndex index) {
     const auto& f = builder_.node(index).as<PciFunctionInfo>();
+    // An SR-IOV VF of a GPU (vGPU, MxGPU) is a slice of its PF handed to a virtual machine, not
+    // an accelerator of this host; inside the VM it has no physfn link and is classified there.
+    if (f.is_virtual_function) return;
     const KfdGpu* kfd = nullptr;
     if (const auto it = kfd_gpus_.gpus.find(f.address); it != kfd_gpus_.gpus.end()) {
       kfd = &it->second;

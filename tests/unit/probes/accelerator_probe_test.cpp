@@ -118,6 +118,19 @@ TEST(AcceleratorProbe, HabanaGaudi) {
   EXPECT_EQ(a.index, 3U);
 }
 
+TEST(AcceleratorProbe, SriovVirtualFunctionsOfAGpuAreNotAccelerators) {
+  FakeHost host;
+  const std::string pf = host.add_pci({"0000:3b:00.0", 0x10de, 0x20b5, 0x030200, "nvidia"});
+  host.write(pf + "/sriov_totalvfs", "16\n");
+  host.write(pf + "/sriov_numvfs", "1\n");
+  const std::string vf = host.add_pci({"0000:3b:00.4", 0x10de, 0x20b5, 0x030200, "nvidia"});
+  host.link(vf + "/physfn", pf);
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_EQ(ids_of_kind(d.topology, NodeKind::kAccelerator),
+            std::vector<std::string>{"accelerator/0000:3b:00.0"});
+  EXPECT_EQ(accel(d.topology, "accelerator/0000:3b:00.0").product, "NVIDIA A100 PCIe 80GB");
+}
+
 TEST(AcceleratorProbe, GfxTargetNames) {
   EXPECT_EQ(probes::gfx_target_name(90010), "gfx90a");
   EXPECT_EQ(probes::gfx_target_name(90402), "gfx942");

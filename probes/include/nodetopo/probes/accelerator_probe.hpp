@@ -16,7 +16,8 @@ namespace nodetopo::probes {
 ///     amdgpu bound) or a KFD topology node at its address;
 ///   - Intel (8086): class 0x0300 or 0x0380 bound to i915 or xe;
 ///   - Habana (1da3): class 0x1200.
-/// Functions whose vendor id is unreadable (trimmed captures report 0000) are not classified.
+/// Functions whose vendor id is unreadable (trimmed captures report 0000) are not classified, nor
+/// are SR-IOV virtual functions (slices of a GPU handed to virtual machines).
 ///
 /// Fields from sysfs: vendor, product (the project's table of recent parts, then pci.ids, with the
 /// vendor's brand in front), index (AMD: KFD node id of the GPU's first KFD node; Intel: DRM card
