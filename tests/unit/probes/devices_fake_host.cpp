@@ -52,11 +52,11 @@ void FakeHost::raw_link(const std::string& rel, const std::string& target) const
   make_symlink(target, root() / rel);
 }
 
-std::string FakeHost::add_pci(const Pci& pci) const {
+std::string FakeHost::add_pci(const Pci& pci, const std::string& parent_dir) const {
   // "0000:1b:00.0" -> root bus "pci0000:1b"
   const std::size_t colon = pci.bdf.rfind(':');
   const std::string root_bus = "pci" + pci.bdf.substr(0, colon);
-  const std::string parent = pci.parent_dir.empty() ? "sys/devices/" + root_bus : pci.parent_dir;
+  const std::string parent = parent_dir.empty() ? "sys/devices/" + root_bus : parent_dir;
   const std::string dir = parent + "/" + pci.bdf;
   write(dir + "/vendor", hex(pci.vendor, 4) + "\n");
   write(dir + "/device", hex(pci.device, 4) + "\n");

@@ -36,11 +36,11 @@ class FakeHost {
     std::uint16_t device = 0;
     std::uint32_t class_code = 0;  ///< 24-bit
     std::string driver;            ///< bound driver name, empty for none
-    std::string parent_dir;        ///< root-relative directory to nest under; empty: its root bus
   };
   /// Adds an endpoint function (identity files, a 64-byte config header, driver link, the
-  /// sys/bus/pci/devices link). Returns its root-relative device directory.
-  std::string add_pci(const Pci& pci) const;
+  /// sys/bus/pci/devices link) under `parent_dir` (root-relative; empty: its own root bus).
+  /// Returns its root-relative device directory.
+  std::string add_pci(const Pci& pci, const std::string& parent_dir = "") const;
 
   /// Adds a network interface directory under `device_dir` (empty: sys/devices/virtual/net) with
   /// the given attribute files and a `device` link to `device_dir`, plus its sys/class/net link.

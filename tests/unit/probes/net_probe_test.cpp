@@ -385,8 +385,8 @@ TEST_P(NetCaptureOracle, PciPlacementMatchesLstopo) {
 INSTANTIATE_TEST_SUITE_P(Captures, NetCaptureOracle,
                          ::testing::Values("32em64t-2n8c+1mic", "40intel64-2g2n4c+pci",
                                            "32intel64-2p8co2t+8ve", "2pa-pcidomain32bits"),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param) {
+                           std::string name = param.param;
                            for (char& c : name) {
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            }
