@@ -135,7 +135,7 @@ struct RdmaPort {
   std::string state;       ///< "ACTIVE", "DOWN", ...
   std::string rate;        ///< "400 Gb/sec (4X NDR)"
   std::string link_layer;  ///< "InfiniBand" or "Ethernet"
-  std::string netdev;      ///< the network interface of a RoCE port, when known
+  std::string netdev;      ///< the port's network interface (RoCE netdev, IPoIB), when known
 };
 
 struct RdmaDeviceInfo {
