@@ -291,11 +291,23 @@ class PciDiscovery {
     return static_cast<std::uint32_t>(*v);
   }
 
-  static std::string join_problems(const LibpciFunction& lf) {
+  std::string join_problems(const LibpciFunction& lf) const {
     if (lf.problems.empty()) return {};
-    std::string out = " (libpci: " + lf.problems.front();
+    std::string out = " (libpci: " + relative_in_text(lf.problems.front());
     if (lf.problems.size() > 1) out += "; +" + std::to_string(lf.problems.size() - 1) + " more";
     return out + ")";
+  }
+
+  // libpci names files by their full host path ("Cannot open <root>/sys/bus/pci/..."); reports
+  // name them relative to the root, so that the report of a capture is the same wherever it is
+  // unpacked. On the live root the full path is already the stable one.
+  std::string relative_in_text(std::string text) const {
+    if (root_.path() == "/") return text;
+    const std::string prefix = root_.host_path("") + "/";
+    for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
+      text.erase(at, prefix.size());
+    }
+    return text;
   }
 
   void fill_names(PciFunctionInfo& f) {
