@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -208,6 +209,18 @@ class PciDiscovery {
   }
 
   void add_function(const Entry& e) {
+    // libpci opens these files itself and follows links. The function's directory is checked;
+    // each file must be a regular file inside the root too, or a capture could make libpci read
+    // a file of the machine running the tool (an absolute link) or block on a FIFO.
+    static constexpr std::array<std::string_view, 7> kLibpciFiles{
+        "vendor", "device", "class", "revision", "subsystem_vendor", "subsystem_device", "config"};
+    for (std::string_view file : kLibpciFiles) {
+      auto checked = root_.check_regular_file(rel(e, file));
+      if (!checked && checked.error().code != ErrorCode::kNotFound) {
+        ctx_.warn("skipped: " + checked.error().message, root_.host_path(rel(e, file)));
+        return;
+      }
+    }
     LibpciFunction lf = libpci_.read(e.address);
     if (!lf.class_code) {
       ctx_.warn("skipped: class code unreadable" + join_problems(lf),

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/probes/discovery.hpp>
@@ -282,6 +283,33 @@ TEST_F(BrokenRoot, AbsoluteDeviceLinkInACaptureIsSkipped) {
   const std::string w = warning_naming(d, "pci", "sys/bus/pci/devices/0000:00:03.0");
   EXPECT_NE(w.find("absolute symlink"), std::string::npos) << w;
   EXPECT_EQ(function(d, "0000:00:03.0"), nullptr);
+}
+
+TEST_F(BrokenRoot, AttributeLinkLeavingTheRootIsNotRead) {
+  // libpci opens a function's vendor, device, class and config itself: a link among them that
+  // leaves the root must not make it read a file of the machine running the tool.
+  copy_capture(kSmall);
+  test::write_file(tmp_.path() / "outside/vendor", "0x1234\n");
+  const std::string dev = "sys/devices/pci0000:00/0000:00:03.0";
+  relink(dev + "/vendor", (tmp_.path() / "outside/vendor").string());
+  relink("sys/devices/pci0000:00/0000:00:02.0/config", "../../../../../outside/vendor");
+  fs::remove(root_ / "sys/devices/pci0000:00/0000:00:01.2/class");
+  ASSERT_EQ(::mkfifo((root_ / "sys/devices/pci0000:00/0000:00:01.2/class").c_str(), 0600), 0);
+  const Discovery d = discover();  // a FIFO read by libpci would block here forever
+  const std::string w = warning_naming(d, "pci", dev + "/vendor");
+  EXPECT_NE(w.find("skipped"), std::string::npos) << w;
+  warning_naming(d, "pci", "sys/devices/pci0000:00/0000:00:02.0/config");
+  EXPECT_EQ(function(d, "0000:00:03.0"), nullptr);
+  EXPECT_EQ(function(d, "0000:00:02.0"), nullptr);
+  EXPECT_NE(warning_naming(d, "pci", "sys/devices/pci0000:00/0000:00:01.2/class")
+                .find("not a regular file"),
+            std::string::npos);
+  EXPECT_EQ(function(d, "0000:00:01.2"), nullptr);
+  for (const Node& n : d.topology.nodes()) {
+    if (const auto* f = n.get_if<PciFunctionInfo>()) {
+      EXPECT_NE(f->vendor_id, 0x1234) << n.id << " was read from outside the root";
+    }
+  }
 }
 
 TEST_F(BrokenRoot, LibpciMessagesNameFilesRelativeToTheRoot) {

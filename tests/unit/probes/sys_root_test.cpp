@@ -4,6 +4,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nodetopo/probes/sys_root.hpp>
 
@@ -299,6 +300,33 @@ TEST_F(SysRootTest, ReadingADirectoryIsAnErrorNamingIt) {
   auto read = root.read_file("sys/bus/pci/devices/0000:00:01.0");
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().path, host("sys/bus/pci/devices/0000:00:01.0"));
+}
+
+TEST_F(SysRootTest, ReadingAFifoDoesNotBlock) {
+  // A FIFO planted in a capture: open() without O_NONBLOCK would wait for a writer forever.
+  ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
+  const SysRoot root = open();
+  auto read = root.read_attr("sys/bus/pci/devices/0000:00:01.0/fifo");
+  if (read.ok()) {
+    EXPECT_EQ(read.value(), "");  // no writer: end of file at once
+  }
+}
+
+TEST_F(SysRootTest, CheckRegularFile) {
+  ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
+  make_symlink("/etc/hostname", dir_.path() / dev_ / "abs");
+  make_symlink("vendor", dir_.path() / dev_ / "vendor_link");
+  const SysRoot root = open();
+  const std::string base = "sys/bus/pci/devices/0000:00:01.0/";
+  EXPECT_TRUE(root.check_regular_file(base + "vendor").ok());
+  EXPECT_TRUE(root.check_regular_file(base + "vendor_link").ok()) << "links inside are fine";
+  auto fifo = root.check_regular_file(base + "fifo");
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(fifo.error().path, host(base + "fifo"));
+  EXPECT_EQ(root.check_regular_file(base).error().code, ErrorCode::kInvalid) << "a directory";
+  EXPECT_EQ(root.check_regular_file(base + "abs").error().code, ErrorCode::kEscapesRoot);
+  EXPECT_EQ(root.check_regular_file(base + "missing").error().code, ErrorCode::kNotFound);
 }
 
 // ---------------------------------------------------------------------------------------------
