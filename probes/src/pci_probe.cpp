@@ -23,9 +23,10 @@ bool is_root_bus_name(std::string_view name) {
   if (colon == std::string_view::npos || colon < 7 || colon > 11 || name.size() != colon + 3) {
     return false;
   }
-  return std::all_of(name.begin() + 3, name.end(), [](char c) {
-    return c == ':' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+  // Hex digits on both sides of the one colon ("pci0000::0" has the length but no bus).
+  const auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  return std::all_of(name.begin() + 3, name.begin() + static_cast<std::ptrdiff_t>(colon), hex) &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(colon) + 1, name.end(), hex);
 }
 
 // One enumerated function before it becomes a node.

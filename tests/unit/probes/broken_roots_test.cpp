@@ -366,6 +366,22 @@ TEST_F(BrokenRoot, LinkToAnotherFunctionIsSkipped) {
   EXPECT_NE(function(d, "0000:00:03.0"), nullptr);
 }
 
+TEST_F(BrokenRoot, MalformedRootBusDirectoryIsNotARootBus) {
+  // "pci0000::0" has the shape of a root bus name but no bus number: once taken for one, parsing
+  // its bus threw and the whole PCI probe failed.
+  copy_capture(kSmall);
+  fs::create_directories(root_ / "sys/devices/pci0000::0");
+  fs::rename(root_ / "sys/devices/pci0000:00/0000:00:03.0",
+             root_ / "sys/devices/pci0000::0/0000:00:03.0");
+  relink("sys/bus/pci/devices/0000:00:03.0", "../../../devices/pci0000::0/0000:00:03.0");
+  const Discovery d = discover();
+  EXPECT_EQ(report(d, "pci").status, ProbeStatus::kWarnings) << report(d, "pci").error;
+  const std::string w = warning_naming(d, "pci", "sys/bus/pci/devices/0000:00:03.0");
+  EXPECT_NE(w.find("skipped"), std::string::npos) << w;
+  EXPECT_EQ(function(d, "0000:00:03.0"), nullptr);
+  EXPECT_NE(function(d, "0000:00:02.0"), nullptr);
+}
+
 TEST_F(BrokenRoot, DamagedRootThroughTheBinary) {
   copy_capture(kSmall);
   overwrite("sys/devices/pci0000:00/0000:00:03.0/numa_node", "garbage\n");
