@@ -34,12 +34,17 @@ struct Entry {
   PciAddress address;
   std::string name;                   // directory name under bus/pci/devices
   std::string sysfs_path;             // resolved, root-relative
-  std::string root_bus;               // "pci0000:17"
+  std::string root_bus;               // "pci0000:17": the root bus the function's domain hangs from
+  std::string pcie_root;              // the first root bus on the path (Kubernetes' pcieRoot)
   std::vector<PciAddress> ancestors;  // PCI functions on the path, outermost first
 };
 
 // Splits a resolved device path into its root bus and PCI ancestors. Path components before the
-// root bus (ARM SoCs put root complexes under platform/...) are ignored.
+// root bus (ARM SoCs put root complexes under platform/...) are ignored. A root bus may nest
+// inside a PCI function: Intel VMD puts its domain's root bus in the VMD endpoint
+// (pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0); the function then belongs to the inner
+// root bus, as the kernel's bus hierarchy and lspci have it, and keeps the outer one as its PCIe
+// root.
 std::optional<Entry> parse_device_path(std::string_view resolved) {
   if (!resolved.starts_with("sys/devices/")) return std::nullopt;
   Entry entry;
@@ -52,8 +57,14 @@ std::optional<Entry> parse_device_path(std::string_view resolved) {
     if (!in_pci) {
       if (is_root_bus_name(part)) {
         entry.root_bus = std::string(part);
+        entry.pcie_root = entry.root_bus;
         in_pci = true;
       }
+      continue;
+    }
+    if (is_root_bus_name(part) && !entry.ancestors.empty()) {
+      entry.root_bus = std::string(part);
+      entry.ancestors.clear();
       continue;
     }
     auto addr = parse_pci_address(part);
@@ -157,6 +168,7 @@ class PciDiscovery {
         entry->address = *addr;
         entry->sysfs_path = rel;
         entry->root_bus = pci_root_name(addr->domain, addr->bus);
+        entry->pcie_root = entry->root_bus;
       }
       if (!entry || !(entry->address == *addr)) {
         ctx_.warn(
@@ -250,7 +262,7 @@ class PciDiscovery {
     f.secondary_bus = lf.secondary_bus;
     f.subordinate_bus = lf.subordinate_bus;
     f.sysfs_path = e.sysfs_path;
-    f.pcie_root = e.root_bus;
+    f.pcie_root = e.pcie_root;
     fill_names(f);
 
     if (auto driver = root_.read_link(rel(e, "driver"))) {

@@ -350,6 +350,92 @@ TEST_P(CaptureOracle, GoldenJson) {
   EXPECT_EQ(test::compare_golden("captures/" + GetParam() + ".json", json), "");
 }
 
+// ---------------------------------------------------------------------------------------------
+// A hand-made Intel VMD tree: the kernel puts the VMD domain's root bus inside the VMD endpoint
+// (sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/...). lspci shows that domain as its own
+// top-level bus; hwloc 2.9 cannot see 32-bit domains at all.
+
+// Writes one function: its directory under sys/devices, the bus/pci/devices link, and the files
+// lspci and nodetopo read, with a 64-byte config header.
+void write_function(const fs::path& root, const std::string& dir, const std::string& bdf,
+                    unsigned vendor, unsigned device, unsigned class_code,
+                    std::optional<std::pair<unsigned, unsigned>> bridge_buses = std::nullopt) {
+  const fs::path d = root / dir;
+  const auto hex = [](unsigned v, int digits) {
+    std::string s(static_cast<std::size_t>(digits), '0');
+    for (int i = digits - 1; i >= 0; --i, v >>= 4)
+      s[static_cast<std::size_t>(i)] = "0123456789abcdef"[v & 0xf];
+    return "0x" + s + "\n";
+  };
+  test::write_file(d / "vendor", hex(vendor, 4));
+  test::write_file(d / "device", hex(device, 4));
+  test::write_file(d / "class", hex(class_code, 6));
+  test::write_file(d / "numa_node", "-1\n");
+  test::write_file(d / "local_cpulist", "0-1\n");
+  std::string config(64, '\0');
+  config[0] = static_cast<char>(vendor & 0xff);
+  config[1] = static_cast<char>(vendor >> 8);
+  config[2] = static_cast<char>(device & 0xff);
+  config[3] = static_cast<char>(device >> 8);
+  config[9] = static_cast<char>(class_code & 0xff);
+  config[10] = static_cast<char>((class_code >> 8) & 0xff);
+  config[11] = static_cast<char>(class_code >> 16);
+  if (bridge_buses) {
+    config[0x0e] = 1;  // header type: PCI-to-PCI bridge
+    config[0x18] = static_cast<char>(std::stoul(bdf.substr(bdf.find(':') + 1, 2), nullptr, 16));
+    config[0x19] = static_cast<char>(bridge_buses->first);
+    config[0x1a] = static_cast<char>(bridge_buses->second);
+  }
+  test::write_file(d / "config", config);
+  std::string up = "../../..";
+  test::make_symlink(up + "/" + dir.substr(std::string("sys/").size()),
+                     root / "sys/bus/pci/devices" / bdf);
+}
+
+TEST(SyntheticVmd, NestedRootBusMatchesLspci) {
+  configure_logging(spdlog::level::off, LogFormat::kText);
+  test::TempDir tmp;
+  const fs::path root = tmp.path();
+  fs::create_directories(root / "proc");
+  const std::string vmd = "sys/devices/pci0000:00/0000:00:0e.0";
+  write_function(root, "sys/devices/pci0000:00/0000:00:00.0", "0000:00:00.0", 0x8086, 0x09a2,
+                 0x060000);
+  write_function(root, vmd, "0000:00:0e.0", 0x8086, 0x28c0, 0x010400);
+  write_function(root, vmd + "/pci10000:00/10000:00:02.0", "10000:00:02.0", 0x8086, 0x347a,
+                 0x060400, std::pair{1U, 1U});
+  write_function(root, vmd + "/pci10000:00/10000:00:02.0/10000:01:00.0", "10000:01:00.0", 0x144d,
+                 0xa824, 0x010802);
+
+  const LspciResult lspci = run_lspci_tree(root.string());
+  ASSERT_EQ(lspci.exit_code, 0) << lspci.stderr_text;
+  const PciParents expected{
+      {"0000:00:00.0", kHostBridge},
+      {"0000:00:0e.0", kHostBridge},
+      {"10000:00:02.0", kHostBridge},
+      {"10000:01:00.0", "10000:00:02.0"},
+  };
+  ASSERT_EQ(lspci.pci, expected) << "lspci reads this tree differently than assumed";
+
+  auto sys_root = probes::SysRoot::open(root);
+  ASSERT_TRUE(sys_root.ok()) << sys_root.error().describe();
+  const probes::Discovery d = probes::discover(sys_root.value());
+  EXPECT_EQ(diff_parents(model_pci_parents(d.topology), "model", lspci.pci, "lspci"), "");
+  for (const std::string& w : d.reports.at(1).warnings)
+    ADD_FAILURE() << w;
+
+  // The VMD domain's functions sit under their own host bridge; their PCIe root, as Kubernetes
+  // defines it (the first component under sys/devices), is the VMD endpoint's.
+  const auto nvme = d.topology.find("pci/10000:01:00.0");
+  ASSERT_TRUE(nvme.has_value());
+  const auto hb = d.topology.ancestor_of_kind(*nvme, NodeKind::kHostBridge);
+  ASSERT_TRUE(hb.has_value());
+  EXPECT_EQ(d.topology.node(*hb).id, "hostbridge/pci10000:00");
+  EXPECT_EQ(d.topology.node(*hb).as<HostBridgeInfo>().domain, 0x10000U);
+  EXPECT_EQ(d.topology.node(*nvme).as<PciFunctionInfo>().pcie_root, "pci0000:00");
+  EXPECT_EQ(d.topology.node(*nvme).as<PciFunctionInfo>().sysfs_path,
+            vmd + "/pci10000:00/10000:00:02.0/10000:01:00.0");
+}
+
 INSTANTIATE_TEST_SUITE_P(Hwloc, CaptureOracle, ::testing::ValuesIn(test::hwloc_capture_names()),
                          capture_param_name);
 
