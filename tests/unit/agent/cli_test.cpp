@@ -15,9 +15,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-test::CommandResult topo(std::vector<std::string> args) {
-  args.insert(args.begin(), (test::build_dir() / "topo").string());
-  return test::run_command(args, {"HOST_ROOT="});
+test::CommandResult topo(const std::vector<std::string>& args) {
+  std::vector<std::string> argv;
+  argv.reserve(args.size() + 1);
+  argv.push_back((test::build_dir() / "topo").string());
+  for (const std::string& a : args)
+    argv.push_back(a);
+  return test::run_command(argv, {"HOST_ROOT="});
 }
 
 // A minimal root: enough for a dump (an empty sys/ and proc/), fast to discover.
