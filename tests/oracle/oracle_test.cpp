@@ -191,10 +191,17 @@ class CaptureOracle : public ::testing::TestWithParam<std::string> {
 
 TEST_P(CaptureOracle, ProbesRunCleanly) {
   const probes::Discovery d = discover();
-  ASSERT_EQ(d.reports.size(), 2U);
+  std::set<std::string> seen;
   for (const ProbeReport& r : d.reports) {
+    seen.insert(r.probe);
     EXPECT_NE(r.status, ProbeStatus::kFailed) << r.probe << ": " << r.error;
-    EXPECT_NE(r.status, ProbeStatus::kUnavailable) << r.probe << ": " << r.error;
+    if (r.probe == "cpu" || r.probe == "pci") {
+      // Every capture has CPUs and PCI; probes of what a capture lacks may be unavailable.
+      EXPECT_NE(r.status, ProbeStatus::kUnavailable) << r.probe << ": " << r.error;
+    }
+    if (r.probe == "cpu") {
+      EXPECT_EQ(r.status, ProbeStatus::kOk) << testing::PrintToString(r.warnings);
+    }
     for (const std::string& w : r.warnings) {
       EXPECT_EQ(w.find(root_), std::string::npos)
           << "warnings name files relative to the root, so reports are the same wherever the "
@@ -202,8 +209,8 @@ TEST_P(CaptureOracle, ProbesRunCleanly) {
           << w;
     }
   }
-  EXPECT_EQ(d.reports[0].probe, "cpu");
-  EXPECT_EQ(d.reports[0].status, ProbeStatus::kOk);
+  EXPECT_TRUE(seen.contains("cpu"));
+  EXPECT_TRUE(seen.contains("pci"));
   EXPECT_FALSE(d.topology.nodes_of_kind(NodeKind::kPackage).empty());
   EXPECT_FALSE(d.topology.nodes_of_kind(NodeKind::kNumaNode).empty());
 }
@@ -420,8 +427,11 @@ TEST(SyntheticVmd, NestedRootBusMatchesLspci) {
   ASSERT_TRUE(sys_root.ok()) << sys_root.error().describe();
   const probes::Discovery d = probes::discover(sys_root.value());
   EXPECT_EQ(diff_parents(model_pci_parents(d.topology), "model", lspci.pci, "lspci"), "");
-  for (const std::string& w : d.reports.at(1).warnings)
-    ADD_FAILURE() << w;
+  for (const ProbeReport& r : d.reports) {
+    if (r.probe == "pci") {
+      EXPECT_TRUE(r.warnings.empty()) << testing::PrintToString(r.warnings);
+    }
+  }
 
   // The VMD domain's functions sit under their own host bridge; their PCIe root, as Kubernetes
   // defines it (the first component under sys/devices), is the VMD endpoint's.

@@ -291,6 +291,15 @@ TEST(ParseHex, IdsWithAndWithoutPrefix) {
             std::numeric_limits<std::uint64_t>::max());
 }
 
+TEST(ParseHex, ClassCodes) {
+  // sysfs `class`: 24 bits, base class, subclass, programming interface.
+  EXPECT_EQ(parse_hex("0x060400\n", 0xffffff).value(), 0x060400U);
+  EXPECT_EQ(parse_hex("0x030200", 0xffffff).value() >> 8, 0x0302U);
+  EXPECT_EQ(parse_hex("0xffffff", 0xffffff).value(), 0xffffffU);
+  expect_malformed(parse_hex("0x1000000", 0xffffff));
+  expect_malformed(parse_hex("0x0604 00", 0xffffff));
+}
+
 TEST(ParseHex, BoundIsInclusive) {
   EXPECT_TRUE(parse_hex("0xffff", 0xffff).ok());
   expect_malformed(parse_hex("0x10000", 0xffff), "'0x10000'");
