@@ -114,6 +114,7 @@ class PciDiscovery {
     for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kNumaNode)) {
       const auto& numa = builder_.node(i).as<NumaInfo>();
       if (!numa.cpus.empty()) numa_nodes_.push_back({numa.os_index, numa.cpus});
+      numa_ids_.push_back(numa.os_index);
     }
   }
 
@@ -275,6 +276,15 @@ class PciDiscovery {
       f.local_cpus = std::move(*mask);  // kernels and captures without the list form
     }
     auto numa = parsed_attr<std::optional<std::uint32_t>>(e, "numa_node", parse_numa_node);
+    if (numa && *numa && !numa_ids_.empty() &&
+        std::find(numa_ids_.begin(), numa_ids_.end(), **numa) == numa_ids_.end()) {
+      // A node the platform does not have (a damaged capture): never published as a dangling
+      // reference.
+      ctx_.warn("names NUMA node " + std::to_string(**numa) +
+                    ", which this machine does not have (attribute ignored)",
+                root_.host_path(rel(e, "numa_node")));
+      numa.reset();
+    }
     if (numa && *numa) {
       f.numa_node = *numa;
     } else {
@@ -392,6 +402,7 @@ class PciDiscovery {
   TopologyBuilder& builder_;
   LibpciReader& libpci_;
   std::vector<NumaCpus> numa_nodes_;
+  std::vector<std::uint32_t> numa_ids_;  // every NUMA node the platform probe found
 };
 
 }  // namespace

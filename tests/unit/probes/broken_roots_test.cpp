@@ -213,6 +213,25 @@ TEST_F(BrokenRoot, GarbageNumaNodeIsIgnoredAndDerivedFromLocalCpus) {
   EXPECT_EQ(f->numa_node, std::optional<std::uint32_t>(1));
 }
 
+TEST_F(BrokenRoot, NumaNodeThatDoesNotExistIsNotPublished) {
+  copy_capture(kSwitches);
+  const std::string dev =
+      "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/0000:5f:03.0/0000:60:00.0";
+  overwrite(dev + "/numa_node", "7\n");  // the machine has nodes 0 and 1
+  overwrite(dev + "/local_cpulist", "8-15\n");
+  const Discovery d = discover();
+  const std::string w = warning_naming(d, "pci", dev + "/numa_node");
+  EXPECT_NE(w.find("7"), std::string::npos) << w;
+  EXPECT_EQ(function(d, "0000:60:00.0")->numa_node, std::optional<std::uint32_t>(1))
+      << "derived from local_cpulist instead";
+  for (NodeIndex i : d.topology.nodes_of_kind(NodeKind::kHostBridge)) {
+    const auto& hb = d.topology.node(i).as<HostBridgeInfo>();
+    if (hb.numa_node) {
+      EXPECT_TRUE(d.topology.find("numa/" + std::to_string(*hb.numa_node)).has_value());
+    }
+  }
+}
+
 TEST_F(BrokenRoot, MinusOneNumaNodeIsResolvedFromLocalCpusOrLeftUnknown) {
   copy_capture(kSwitches);
   const std::string f0 =
