@@ -188,9 +188,17 @@ std::string format_bytes(std::uint64_t bytes) {
     whole /= 1024;
     ++unit;
   }
-  const std::uint64_t tenth = (rem * 10 + 512) / 1024;
-  std::string out = std::to_string(tenth >= 10 ? whole + 1 : whole);
-  if (tenth != 0 && tenth < 10) out += "." + std::to_string(tenth);
+  std::uint64_t tenth = (rem * 10 + 512) / 1024;
+  if (tenth >= 10) {  // 1023.96 KiB rounds to 1024 KiB: that is 1 MiB
+    ++whole;
+    tenth = 0;
+    if (whole == 1024 && unit + 1 < kUnits.size()) {
+      whole = 1;
+      ++unit;
+    }
+  }
+  std::string out = std::to_string(whole);
+  if (tenth != 0) out += "." + std::to_string(tenth);
   return out + " " + kUnits[unit];
 }
 

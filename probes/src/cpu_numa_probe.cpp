@@ -130,7 +130,7 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   for (int i = 0; i < npackages; ++i) {
     hwloc_obj_t obj =
         hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
-    if (obj == nullptr) continue;
+    if (obj == nullptr) continue;  // hwloc's contract: NULL past the count; guards -O2 analysis
     PackageInfo pkg;
     pkg.os_index = obj->os_index;
     pkg.cpus = to_cpu_set(obj->cpuset);

@@ -80,6 +80,11 @@ Result<LibpciReader> LibpciReader::open(const std::string& sysfs_bus_pci) {
   // pci_set_param copies the string.
   std::string path = sysfs_bus_pci;
   pci_set_param(access, const_cast<char*>("sysfs.path"), path.data());
+  // Names come from pci.ids (and the project's own table) only, not from the udev hardware
+  // database: its content depends on the machine running the tool, not on the root described,
+  // and libpci 3.9 leaks a udev context on every lookup when that database is absent.
+  std::string disable = "1";
+  pci_set_param(access, const_cast<char*>("hwdb.disable"), disable.data());
   pci_init(access);
   if (!messages.empty()) {
     pci_cleanup(access);

@@ -124,13 +124,14 @@ Result<PciAddress> parse_pci_address(std::string_view text) {
 }
 
 Result<std::uint32_t> parse_link_speed(std::string_view text) {
-  std::string_view body = trim(text);
-  if (body.starts_with("Unknown") || body.empty()) return 0U;
-  const std::size_t space = body.find(' ');
-  if (space == std::string_view::npos) return malformed("a link speed like '8.0 GT/s PCIe'", text);
-  std::string_view number = body.substr(0, space);
-  const std::string_view unit = trim(body.substr(space + 1));
-  if (!unit.starts_with("GT/s")) return malformed("a link speed like '8.0 GT/s PCIe'", text);
+  const std::string_view body = trim(text);
+  // The kernel writes "Unknown" (older kernels "Unknown speed") for a reserved or absent speed.
+  if (body == "Unknown" || body == "Unknown speed") return 0U;
+  // "<rate> GT/s", optionally followed by " PCIe" (kernels since 4.17); nothing else.
+  std::string_view number = body;
+  if (number.ends_with(" PCIe")) number.remove_suffix(5);
+  if (!number.ends_with(" GT/s")) return malformed("a link speed like '8.0 GT/s PCIe'", text);
+  number.remove_suffix(5);
   // Fixed-point parse in MT/s: "2.5" -> 2500, "16.0" -> 16000. No floating point, exact.
   const std::size_t dot = number.find('.');
   std::uint32_t whole = 0;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,9 +23,10 @@ bool is_root_bus_name(std::string_view name) {
   if (colon == std::string_view::npos || colon < 7 || colon > 11 || name.size() != colon + 3) {
     return false;
   }
-  return std::all_of(name.begin() + 3, name.end(), [](char c) {
-    return c == ':' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+  // Hex digits on both sides of the one colon ("pci0000::0" has the length but no bus).
+  const auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  return std::all_of(name.begin() + 3, name.begin() + static_cast<std::ptrdiff_t>(colon), hex) &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(colon) + 1, name.end(), hex);
 }
 
 // One enumerated function before it becomes a node.
@@ -32,12 +34,17 @@ struct Entry {
   PciAddress address;
   std::string name;                   // directory name under bus/pci/devices
   std::string sysfs_path;             // resolved, root-relative
-  std::string root_bus;               // "pci0000:17"
+  std::string root_bus;               // "pci0000:17": the root bus the function's domain hangs from
+  std::string pcie_root;              // the first root bus on the path (Kubernetes' pcieRoot)
   std::vector<PciAddress> ancestors;  // PCI functions on the path, outermost first
 };
 
 // Splits a resolved device path into its root bus and PCI ancestors. Path components before the
-// root bus (ARM SoCs put root complexes under platform/...) are ignored.
+// root bus (ARM SoCs put root complexes under platform/...) are ignored. A root bus may nest
+// inside a PCI function: Intel VMD puts its domain's root bus in the VMD endpoint
+// (pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0); the function then belongs to the inner
+// root bus, as the kernel's bus hierarchy and lspci have it, and keeps the outer one as its PCIe
+// root.
 std::optional<Entry> parse_device_path(std::string_view resolved) {
   if (!resolved.starts_with("sys/devices/")) return std::nullopt;
   Entry entry;
@@ -50,8 +57,14 @@ std::optional<Entry> parse_device_path(std::string_view resolved) {
     if (!in_pci) {
       if (is_root_bus_name(part)) {
         entry.root_bus = std::string(part);
+        entry.pcie_root = entry.root_bus;
         in_pci = true;
       }
+      continue;
+    }
+    if (is_root_bus_name(part) && !entry.ancestors.empty()) {
+      entry.root_bus = std::string(part);
+      entry.ancestors.clear();
       continue;
     }
     auto addr = parse_pci_address(part);
@@ -101,6 +114,7 @@ class PciDiscovery {
     for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kNumaNode)) {
       const auto& numa = builder_.node(i).as<NumaInfo>();
       if (!numa.cpus.empty()) numa_nodes_.push_back({numa.os_index, numa.cpus});
+      numa_ids_.push_back(numa.os_index);
     }
   }
 
@@ -155,6 +169,7 @@ class PciDiscovery {
         entry->address = *addr;
         entry->sysfs_path = rel;
         entry->root_bus = pci_root_name(addr->domain, addr->bus);
+        entry->pcie_root = entry->root_bus;
       }
       if (!entry || !(entry->address == *addr)) {
         ctx_.warn(
@@ -208,6 +223,18 @@ class PciDiscovery {
   }
 
   void add_function(const Entry& e) {
+    // libpci opens these files itself and follows links. The function's directory is checked;
+    // each file must be a regular file inside the root too, or a capture could make libpci read
+    // a file of the machine running the tool (an absolute link) or block on a FIFO.
+    static constexpr std::array<std::string_view, 7> kLibpciFiles{
+        "vendor", "device", "class", "revision", "subsystem_vendor", "subsystem_device", "config"};
+    for (std::string_view file : kLibpciFiles) {
+      auto checked = root_.check_regular_file(rel(e, file));
+      if (!checked && checked.error().code != ErrorCode::kNotFound) {
+        ctx_.warn("skipped: " + checked.error().message, root_.host_path(rel(e, file)));
+        return;
+      }
+    }
     LibpciFunction lf = libpci_.read(e.address);
     if (!lf.class_code) {
       ctx_.warn("skipped: class code unreadable" + join_problems(lf),
@@ -236,7 +263,7 @@ class PciDiscovery {
     f.secondary_bus = lf.secondary_bus;
     f.subordinate_bus = lf.subordinate_bus;
     f.sysfs_path = e.sysfs_path;
-    f.pcie_root = e.root_bus;
+    f.pcie_root = e.pcie_root;
     fill_names(f);
 
     if (auto driver = root_.read_link(rel(e, "driver"))) {
@@ -249,6 +276,15 @@ class PciDiscovery {
       f.local_cpus = std::move(*mask);  // kernels and captures without the list form
     }
     auto numa = parsed_attr<std::optional<std::uint32_t>>(e, "numa_node", parse_numa_node);
+    if (numa && *numa && !numa_ids_.empty() &&
+        std::find(numa_ids_.begin(), numa_ids_.end(), **numa) == numa_ids_.end()) {
+      // A node the platform does not have (a damaged capture): never published as a dangling
+      // reference.
+      ctx_.warn("names NUMA node " + std::to_string(**numa) +
+                    ", which this machine does not have (attribute ignored)",
+                root_.host_path(rel(e, "numa_node")));
+      numa.reset();
+    }
     if (numa && *numa) {
       f.numa_node = *numa;
     } else {
@@ -291,11 +327,23 @@ class PciDiscovery {
     return static_cast<std::uint32_t>(*v);
   }
 
-  static std::string join_problems(const LibpciFunction& lf) {
+  std::string join_problems(const LibpciFunction& lf) const {
     if (lf.problems.empty()) return {};
-    std::string out = " (libpci: " + lf.problems.front();
+    std::string out = " (libpci: " + relative_in_text(lf.problems.front());
     if (lf.problems.size() > 1) out += "; +" + std::to_string(lf.problems.size() - 1) + " more";
     return out + ")";
+  }
+
+  // libpci names files by their full host path ("Cannot open <root>/sys/bus/pci/..."); reports
+  // name them relative to the root, so that the report of a capture is the same wherever it is
+  // unpacked. On the live root the full path is already the stable one.
+  std::string relative_in_text(std::string text) const {
+    if (root_.path() == "/") return text;
+    const std::string prefix = root_.host_path("") + "/";
+    for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
+      text.erase(at, prefix.size());
+    }
+    return text;
   }
 
   void fill_names(PciFunctionInfo& f) {
@@ -354,6 +402,7 @@ class PciDiscovery {
   TopologyBuilder& builder_;
   LibpciReader& libpci_;
   std::vector<NumaCpus> numa_nodes_;
+  std::vector<std::uint32_t> numa_ids_;  // every NUMA node the platform probe found
 };
 
 }  // namespace

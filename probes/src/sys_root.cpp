@@ -131,6 +131,8 @@ SysRoot::PathEntry SysRoot::lookup(const std::string& rel) const {
   ++cache_->stats.lstats;
   if (::lstat(full.c_str(), &st) != 0) {
     entry.error = errno;
+  } else if (S_ISREG(st.st_mode)) {
+    entry.regular = true;
   } else if (S_ISLNK(st.st_mode)) {
     entry.symlink = true;
     std::array<char, 4096> buf{};
@@ -196,8 +198,9 @@ Result<std::string> SysRoot::resolve_impl(std::string_view rel, bool follow_last
 
 Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_bytes) const {
   // Resolve the directories, then open the last component without following it: a regular
-  // attribute costs one open(). Only when that last component is itself a link (ELOOP) is it
-  // resolved and opened again.
+  // attribute costs one open(). O_NONBLOCK: a FIFO planted in a capture must not hang the probe
+  // (sysfs and regular files ignore the flag). Only when that last component is itself a link
+  // (ELOOP) is it resolved and opened again.
   auto parent = resolve_impl(rel, /*follow_last=*/false);
   if (!parent) return parent.error();
   std::string full = root_prefix_ + parent.value();
@@ -205,14 +208,14 @@ Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_byt
     std::lock_guard lock(cache_->mutex);
     ++cache_->stats.opens;
   }
-  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0 && errno == ELOOP) {
     auto target = resolve(rel);
     if (!target) return target.error();
     full = root_prefix_ + target.value();
     std::lock_guard lock(cache_->mutex);
     ++cache_->stats.opens;
-    fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   }
   if (fd < 0) return errno_error(errno, "cannot open", host_path(rel));
 
@@ -279,6 +282,15 @@ Result<std::string> SysRoot::read_link(std::string_view rel) const {
 
 bool SysRoot::exists(std::string_view rel) const {
   return resolve(rel).ok();
+}
+
+Result<void> SysRoot::check_regular_file(std::string_view rel) const {
+  auto resolved = resolve(rel);
+  if (!resolved) return resolved.error();
+  if (!lookup(resolved.value()).regular) {
+    return make_error(ErrorCode::kInvalid, "not a regular file", host_path(rel));
+  }
+  return {};
 }
 
 SysRoot::Stats SysRoot::stats() const {

@@ -26,7 +26,8 @@ Result<CpuSet> parse_cpumask(std::string_view text);
 /// PCI address "dddd:bb:dd.f"; the domain may have 4 to 8 hex digits.
 Result<PciAddress> parse_pci_address(std::string_view text);
 
-/// sysfs link speed: "8.0 GT/s PCIe", "2.5 GT/s", "16 GT/s"; "Unknown" gives 0 (unknown).
+/// sysfs link speed: "8.0 GT/s PCIe", "2.5 GT/s", "16 GT/s"; "Unknown" (and the older "Unknown
+/// speed") gives 0 (unknown). Anything else, the empty string included, is malformed.
 /// Result in MT/s (8.0 GT/s -> 8000).
 Result<std::uint32_t> parse_link_speed(std::string_view text);
 /// sysfs link width: "16" (decimal lanes); "x16" is accepted too. 0 and 255 mean unknown.

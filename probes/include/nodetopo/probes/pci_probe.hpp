@@ -8,7 +8,9 @@ namespace nodetopo::probes {
 /// Enumerates `sys/bus/pci/devices` through SysRoot (each link must resolve inside the root), reads
 /// identity, class and the PCIe capability through libpci, and the hierarchy, locality and link
 /// attributes from sysfs. Nests each function under the nearest enumerated PCI ancestor of its
-/// resolved sysfs path, or under the host bridge named by the path's `pciDDDD:BB` component;
+/// resolved sysfs path, or under the host bridge named by the path's `pciDDDD:BB` component (the
+/// innermost one: an Intel VMD domain's root bus sits inside the VMD endpoint, and its functions
+/// hang under their own host bridge, as lspci shows them; `pcie_root` stays the outermost);
 /// host bridges go under the NUMA node (or package) of the devices below them.
 ///
 /// A function's NUMA node comes from `numa_node`; when that is -1 it is derived from

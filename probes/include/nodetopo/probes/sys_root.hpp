@@ -64,6 +64,10 @@ class SysRoot {
   [[nodiscard]] Result<std::string> read_link(std::string_view rel) const;
   /// True when `rel` resolves to an existing file or directory inside the root.
   [[nodiscard]] bool exists(std::string_view rel) const;
+  /// Succeeds when `rel` resolves inside the root to a regular file: what may be handed to a
+  /// library that opens files itself (libpci), which would follow a link out of a capture or block
+  /// on a FIFO. Errors: those of resolve(), or kInvalid when it is not a regular file.
+  [[nodiscard]] Result<void> check_regular_file(std::string_view rel) const;
 
   /// Counters of the system calls made, for tests and benchmarks ("no file read twice").
   struct Stats {
@@ -83,6 +87,7 @@ class SysRoot {
   struct PathEntry {
     int error = 0;  // errno of lstat, 0 when the path exists
     bool symlink = false;
+    bool regular = false;
     std::string target;
   };
   [[nodiscard]] PathEntry lookup(const std::string& rel) const;

@@ -1,0 +1,416 @@
+// SysRoot on hand-made trees: symlinks resolved inside the root the way sysfs' relative links are
+// meant to be read, escapes and loops refused with the path named, attribute reads and caching.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <nodetopo/probes/sys_root.hpp>
+
+#include "test_support.hpp"
+
+namespace nodetopo::probes {
+namespace {
+
+namespace fs = std::filesystem;
+using test::make_symlink;
+using test::TempDir;
+using test::write_file;
+
+// A root with one PCI function linked the way the kernel links it.
+class SysRootTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dev_ = "sys/devices/pci0000:00/0000:00:01.0";
+    write_file(dir_.path() / dev_ / "vendor", "0x8086\n");
+    write_file(dir_.path() / dev_ / "class", "  0x060400 \n\n");
+    write_file(dir_.path() / dev_ / "numa_node", "-1\n");
+    make_symlink("../../../devices/pci0000:00/0000:00:01.0",
+                 dir_.path() / "sys/bus/pci/devices/0000:00:01.0");
+    fs::create_directories(dir_.path() / "proc");
+  }
+
+  [[nodiscard]] SysRoot open(SysRoot::Liveness liveness = SysRoot::Liveness::kAuto) const {
+    auto root = SysRoot::open(dir_.path(), liveness);
+    EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().describe());
+    return std::move(root).value();
+  }
+
+  [[nodiscard]] std::string host(const std::string& rel) const {
+    return (dir_.path() / rel).string();
+  }
+
+  TempDir dir_;
+  std::string dev_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// open
+
+TEST_F(SysRootTest, OpenNormalisesThePathAndIsNotLive) {
+  auto root = SysRoot::open(dir_.path() / "sys" / ".." / "");
+  ASSERT_TRUE(root.ok()) << root.error().describe();
+  EXPECT_EQ(root->path(), dir_.path());
+  EXPECT_FALSE(root->is_live());
+  EXPECT_TRUE(SysRoot::open(dir_.path(), SysRoot::Liveness::kLive)->is_live());
+}
+
+TEST(SysRootOpen, MissingSysFailsNamingDirSys) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "proc");
+  auto root = SysRoot::open(dir.path());
+  ASSERT_FALSE(root.ok());
+  EXPECT_EQ(root.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(root.error().path, (dir.path() / "sys").string());
+  EXPECT_NE(root.error().describe().find((dir.path() / "sys").string()), std::string::npos);
+  EXPECT_NE(root.error().message.find("--root"), std::string::npos) << "says what to do";
+}
+
+TEST(SysRootOpen, SysThatIsAFileIsRefused) {
+  TempDir dir;
+  write_file(dir.path() / "sys", "not a directory");
+  auto root = SysRoot::open(dir.path());
+  ASSERT_FALSE(root.ok());
+  EXPECT_EQ(root.error().path, (dir.path() / "sys").string());
+}
+
+TEST(SysRootOpen, NonexistentRootNamesIt) {
+  TempDir dir;
+  const fs::path missing = dir.path() / "no-such-root";
+  auto root = SysRoot::open(missing);
+  ASSERT_FALSE(root.ok());
+  EXPECT_EQ(root.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(root.error().path, missing.string());
+}
+
+TEST(SysRootOpen, RootThatIsAFileIsInvalid) {
+  TempDir dir;
+  write_file(dir.path() / "file", "x");
+  auto root = SysRoot::open(dir.path() / "file");
+  ASSERT_FALSE(root.ok());
+  EXPECT_EQ(root.error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(root.error().path, (dir.path() / "file").string());
+}
+
+TEST(SysRootOpen, EmptyPathIsInvalid) {
+  auto root = SysRoot::open("");
+  ASSERT_FALSE(root.ok());
+  EXPECT_EQ(root.error().code, ErrorCode::kInvalid);
+}
+
+TEST(SysRootOpen, SlashIsLiveByDefault) {
+  auto root = SysRoot::open("/");
+  ASSERT_TRUE(root.ok()) << root.error().describe();
+  EXPECT_TRUE(root->is_live());
+  EXPECT_EQ(root->host_path("sys/bus/pci"), "/sys/bus/pci");
+  EXPECT_FALSE(SysRoot::open("/", SysRoot::Liveness::kCapture)->is_live());
+}
+
+// ---------------------------------------------------------------------------------------------
+// paths
+
+TEST_F(SysRootTest, HostPathAndRelativeAreInverse) {
+  const SysRoot root = open();
+  const std::string full = root.host_path("sys/bus/pci");
+  EXPECT_EQ(full, host("sys/bus/pci"));
+  EXPECT_EQ(root.host_path("/sys/bus/pci"), full) << "a leading '/' is still root-relative";
+  EXPECT_EQ(root.host_path(""), dir_.path().string());
+  EXPECT_EQ(root.relative(full), "sys/bus/pci");
+  EXPECT_EQ(root.relative("/elsewhere/sys"), "/elsewhere/sys");
+}
+
+// ---------------------------------------------------------------------------------------------
+// resolve
+
+TEST_F(SysRootTest, RelativeSymlinksResolveInsideTheRoot) {
+  const SysRoot root = open();
+  auto resolved = root.resolve("sys/bus/pci/devices/0000:00:01.0");
+  ASSERT_TRUE(resolved.ok()) << resolved.error().describe();
+  EXPECT_EQ(resolved.value(), dev_);
+  EXPECT_EQ(root.resolve("sys/bus/pci/devices/0000:00:01.0/vendor").value(), dev_ + "/vendor");
+  EXPECT_EQ(root.resolve("sys/./bus//pci/devices/").value(), "sys/bus/pci/devices");
+  EXPECT_EQ(root.resolve("").value(), "");
+}
+
+TEST_F(SysRootTest, ChainedAndNestedLinksResolve) {
+  // sys/class/x -> ../bus/pci/devices/0000:00:01.0 -> ../../../devices/...
+  make_symlink("../bus/pci/devices/0000:00:01.0", dir_.path() / "sys/class/x");
+  make_symlink("x/vendor", dir_.path() / "sys/class/vendor_of_x");
+  const SysRoot root = open();
+  EXPECT_EQ(root.resolve("sys/class/x").value(), dev_);
+  EXPECT_EQ(root.resolve("sys/class/vendor_of_x").value(), dev_ + "/vendor");
+  EXPECT_EQ(root.read_attr("sys/class/vendor_of_x").value(), "0x8086");
+}
+
+TEST_F(SysRootTest, DotDotAfterALinkIsPhysical) {
+  // Like the kernel: ".." after a symlinked directory leaves the link's target, not the link.
+  const SysRoot root = open();
+  EXPECT_EQ(root.resolve("sys/bus/pci/devices/0000:00:01.0/..").value(), "sys/devices/pci0000:00");
+}
+
+TEST_F(SysRootTest, DotDotAboveTheRootIsRefused) {
+  const SysRoot root = open();
+  for (const char* rel : {"..", "../etc/passwd", "sys/../..", "sys/bus/../../../x"}) {
+    SCOPED_TRACE(rel);
+    auto resolved = root.resolve(rel);
+    ASSERT_FALSE(resolved.ok());
+    EXPECT_EQ(resolved.error().code, ErrorCode::kEscapesRoot);
+    EXPECT_NE(resolved.error().path.find(dir_.path().string()), std::string::npos);
+  }
+  auto read = root.read_file("../" + dir_.path().filename().string() + "/sys/bus/pci/x");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, ErrorCode::kEscapesRoot);
+}
+
+TEST_F(SysRootTest, RelativeLinkClimbingOutOfTheRootIsRefused) {
+  // Five ".." climb from sys/bus/pci/devices above the root, then back down to a real file
+  // beside it: what a naive join-and-open would happily read.
+  write_file(dir_.path().parent_path() / (dir_.path().filename().string() + "-outside"), "secret");
+  make_symlink("../../../../../" + dir_.path().filename().string() + "-outside",
+               dir_.path() / "sys/bus/pci/devices/evil");
+  const SysRoot root = open();
+  auto resolved = root.resolve("sys/bus/pci/devices/evil");
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_EQ(resolved.error().code, ErrorCode::kEscapesRoot);
+  auto read = root.read_attr("sys/bus/pci/devices/evil");
+  ASSERT_FALSE(read.ok()) << "read a file outside the root: " << read.value();
+  EXPECT_EQ(read.error().code, ErrorCode::kEscapesRoot);
+  fs::remove(dir_.path().parent_path() / (dir_.path().filename().string() + "-outside"));
+}
+
+TEST_F(SysRootTest, AbsoluteLinksAreRefusedInACapture) {
+  make_symlink("/etc", dir_.path() / "sys/bus/pci/devices/abs_dir");
+  make_symlink("/etc/hostname", dir_.path() / "sys/bus/pci/devices/abs_file");
+  const SysRoot root = open();
+  ASSERT_FALSE(root.is_live());
+  auto dir = root.resolve("sys/bus/pci/devices/abs_dir/hostname");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.error().code, ErrorCode::kEscapesRoot);
+  EXPECT_EQ(dir.error().path, host("sys/bus/pci/devices/abs_dir")) << "names the link";
+  EXPECT_NE(dir.error().message.find("/etc"), std::string::npos) << "quotes the target";
+
+  auto file = root.read_file("sys/bus/pci/devices/abs_file");
+  ASSERT_FALSE(file.ok()) << "read the host's /etc/hostname through a capture";
+  EXPECT_EQ(file.error().code, ErrorCode::kEscapesRoot);
+  auto listed = root.list_dir("sys/bus/pci/devices/abs_dir");
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.error().code, ErrorCode::kEscapesRoot);
+  EXPECT_FALSE(root.exists("sys/bus/pci/devices/abs_file"));
+}
+
+TEST_F(SysRootTest, AbsoluteLinksInALiveRootStayUnderTheRoot) {
+  // HOST_ROOT=/host: the host's absolute link /sys/devices/... means /host/sys/devices/...
+  make_symlink("/" + dev_, dir_.path() / "sys/class/abs");
+  const SysRoot root = open(SysRoot::Liveness::kLive);
+  ASSERT_TRUE(root.is_live());
+  EXPECT_EQ(root.resolve("sys/class/abs").value(), dev_);
+  EXPECT_EQ(root.read_attr("sys/class/abs/vendor").value(), "0x8086");
+}
+
+TEST_F(SysRootTest, SymlinkLoopsAreRefused) {
+  make_symlink("b", dir_.path() / "sys/loop/a");
+  make_symlink("a", dir_.path() / "sys/loop/b");
+  make_symlink("self", dir_.path() / "sys/loop/self");
+  make_symlink("grow/x", dir_.path() / "sys/loop/grow");
+  const SysRoot root = open();
+  for (const char* rel : {"sys/loop/a", "sys/loop/self", "sys/loop/grow", "sys/loop/a/file"}) {
+    SCOPED_TRACE(rel);
+    auto resolved = root.resolve(rel);
+    ASSERT_FALSE(resolved.ok());
+    EXPECT_EQ(resolved.error().code, ErrorCode::kSymlinkLoop);
+    EXPECT_EQ(resolved.error().path, host(rel));
+  }
+  auto read = root.read_attr("sys/loop/a");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, ErrorCode::kSymlinkLoop);
+  auto listed = root.list_dir("sys/loop/self");
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.error().code, ErrorCode::kSymlinkLoop);
+}
+
+TEST_F(SysRootTest, LongButFiniteChainsResolve) {
+  // 30 hops stay below the kernel's limit of 40.
+  write_file(dir_.path() / "sys/chain/end", "ok\n");
+  std::string prev = "end";
+  for (int i = 0; i < 30; ++i) {
+    const std::string name = "l" + std::to_string(i);
+    make_symlink(prev, dir_.path() / "sys/chain" / name);
+    prev = name;
+  }
+  const SysRoot root = open();
+  EXPECT_EQ(root.read_attr("sys/chain/" + prev).value(), "ok");
+}
+
+TEST_F(SysRootTest, MissingPathsAreNotFoundAndNamed) {
+  const SysRoot root = open();
+  auto resolved = root.resolve("sys/bus/usb/devices");
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_EQ(resolved.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(resolved.error().path, host("sys/bus/usb"));
+
+  auto dangling_target = root.read_attr("sys/bus/pci/devices/0000:00:01.0/missing_attr");
+  ASSERT_FALSE(dangling_target.ok());
+  EXPECT_EQ(dangling_target.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(dangling_target.error().path, host("sys/bus/pci/devices/0000:00:01.0/missing_attr"));
+
+  make_symlink("../nowhere", dir_.path() / "sys/dangling");
+  EXPECT_EQ(root.resolve("sys/dangling").error().code, ErrorCode::kNotFound);
+  EXPECT_FALSE(root.exists("sys/dangling"));
+  EXPECT_TRUE(root.exists("sys/bus/pci/devices/0000:00:01.0/vendor"));
+}
+
+TEST_F(SysRootTest, FileInsteadOfDirectoryIsNotFound) {
+  const SysRoot root = open();
+  auto resolved = root.resolve("sys/bus/pci/devices/0000:00:01.0/vendor/deeper");
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_EQ(resolved.error().code, ErrorCode::kNotFound);
+}
+
+// ---------------------------------------------------------------------------------------------
+// reading
+
+TEST_F(SysRootTest, ReadAttrTrimsWhitespaceAndNuls) {
+  write_file(dir_.path() / dev_ / "label", std::string("\t board \0\0", 10));
+  write_file(dir_.path() / dev_ / "empty", "\n");
+  const SysRoot root = open();
+  EXPECT_EQ(root.read_attr("sys/bus/pci/devices/0000:00:01.0/class").value(), "0x060400");
+  EXPECT_EQ(root.read_attr("sys/bus/pci/devices/0000:00:01.0/label").value(), "board");
+  EXPECT_EQ(root.read_attr("sys/bus/pci/devices/0000:00:01.0/empty").value(), "");
+}
+
+TEST_F(SysRootTest, ReadFileKeepsContentAndHonoursTheLimit) {
+  const SysRoot root = open();
+  EXPECT_EQ(root.read_file("sys/bus/pci/devices/0000:00:01.0/class").value(), "  0x060400 \n\n");
+  EXPECT_EQ(root.read_file("sys/bus/pci/devices/0000:00:01.0/class", 4).value(), "  0x");
+  const std::string big(100000, 'x');
+  write_file(dir_.path() / "sys/big", big);
+  EXPECT_EQ(root.read_file("sys/big").value().size(), 65536U);
+  EXPECT_EQ(root.read_file("sys/big", 200000).value(), big);
+}
+
+TEST_F(SysRootTest, ReadFileFollowsALinkAsLastComponent) {
+  make_symlink("../bus/pci/devices/0000:00:01.0/vendor", dir_.path() / "sys/class/vendor_link");
+  const SysRoot root = open();
+  EXPECT_EQ(root.read_attr("sys/class/vendor_link").value(), "0x8086");
+}
+
+TEST_F(SysRootTest, ReadingADirectoryIsAnErrorNamingIt) {
+  const SysRoot root = open();
+  auto read = root.read_file("sys/bus/pci/devices/0000:00:01.0");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().path, host("sys/bus/pci/devices/0000:00:01.0"));
+}
+
+TEST_F(SysRootTest, ReadingAFifoDoesNotBlock) {
+  // A FIFO planted in a capture: open() without O_NONBLOCK would wait for a writer forever.
+  ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
+  const SysRoot root = open();
+  auto read = root.read_attr("sys/bus/pci/devices/0000:00:01.0/fifo");
+  if (read.ok()) {
+    EXPECT_EQ(read.value(), "");  // no writer: end of file at once
+  }
+}
+
+TEST_F(SysRootTest, CheckRegularFile) {
+  ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
+  make_symlink("/etc/hostname", dir_.path() / dev_ / "abs");
+  make_symlink("vendor", dir_.path() / dev_ / "vendor_link");
+  const SysRoot root = open();
+  const std::string base = "sys/bus/pci/devices/0000:00:01.0/";
+  EXPECT_TRUE(root.check_regular_file(base + "vendor").ok());
+  EXPECT_TRUE(root.check_regular_file(base + "vendor_link").ok()) << "links inside are fine";
+  auto fifo = root.check_regular_file(base + "fifo");
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(fifo.error().path, host(base + "fifo"));
+  EXPECT_EQ(root.check_regular_file(base).error().code, ErrorCode::kInvalid) << "a directory";
+  EXPECT_EQ(root.check_regular_file(base + "abs").error().code, ErrorCode::kEscapesRoot);
+  EXPECT_EQ(root.check_regular_file(base + "missing").error().code, ErrorCode::kNotFound);
+}
+
+// ---------------------------------------------------------------------------------------------
+// directories and links
+
+TEST_F(SysRootTest, ListDirIsSortedWithoutDots) {
+  for (const char* name : {"numa_node", "b", "a", "0000:00:02.0", "Z"}) {
+    write_file(dir_.path() / dev_ / "sub" / name, "");
+  }
+  const SysRoot root = open();
+  auto names = root.list_dir("sys/bus/pci/devices/0000:00:01.0/sub");
+  ASSERT_TRUE(names.ok()) << names.error().describe();
+  EXPECT_EQ(names.value(), (std::vector<std::string>{"0000:00:02.0", "Z", "a", "b", "numa_node"}));
+  fs::create_directories(dir_.path() / "sys/empty");
+  auto empty = root.list_dir("sys/empty");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST_F(SysRootTest, ListDirOfMissingOrFileFails) {
+  const SysRoot root = open();
+  auto missing = root.list_dir("sys/bus/usb/devices");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  auto file = root.list_dir("sys/bus/pci/devices/0000:00:01.0/vendor");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error().path, host("sys/bus/pci/devices/0000:00:01.0/vendor"));
+}
+
+TEST_F(SysRootTest, ReadLinkReturnsTheStoredTarget) {
+  make_symlink("../../../bus/pci/drivers/pcieport", dir_.path() / dev_ / "driver");
+  const SysRoot root = open();
+  EXPECT_EQ(root.read_link("sys/bus/pci/devices/0000:00:01.0").value(),
+            "../../../devices/pci0000:00/0000:00:01.0");
+  // The parents are resolved, the link itself is not followed (its target need not exist).
+  EXPECT_EQ(root.read_link("sys/bus/pci/devices/0000:00:01.0/driver").value(),
+            "../../../bus/pci/drivers/pcieport");
+  auto not_link = root.read_link("sys/bus/pci/devices/0000:00:01.0/vendor");
+  ASSERT_FALSE(not_link.ok());
+  EXPECT_EQ(not_link.error().code, ErrorCode::kInvalid);
+  auto missing = root.read_link("sys/bus/pci/devices/0000:00:01.0/physfn");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+}
+
+// ---------------------------------------------------------------------------------------------
+// caching
+
+TEST_F(SysRootTest, SecondReadUnderTheSamePrefixDoesNotLstatAgain) {
+  const SysRoot root = open();
+  const SysRoot::Stats start = root.stats();
+  EXPECT_EQ(start.lstats, 0U);
+
+  ASSERT_TRUE(root.read_attr("sys/bus/pci/devices/0000:00:01.0/vendor").ok());
+  const SysRoot::Stats first = root.stats();
+  EXPECT_GT(first.lstats, 0U);
+  EXPECT_EQ(first.readlinks, 1U) << "one link on the way";
+  EXPECT_EQ(first.opens, 1U);
+
+  // Same directory prefix: no lstat and no readlink, one more open.
+  ASSERT_TRUE(root.read_attr("sys/bus/pci/devices/0000:00:01.0/class").ok());
+  ASSERT_TRUE(root.read_attr("sys/bus/pci/devices/0000:00:01.0/numa_node").ok());
+  const SysRoot::Stats second = root.stats();
+  EXPECT_EQ(second.lstats, first.lstats);
+  EXPECT_EQ(second.readlinks, first.readlinks);
+  EXPECT_EQ(second.opens, first.opens + 2);
+
+  // Listing the same directory twice costs two directory reads but no lookups.
+  ASSERT_TRUE(root.list_dir("sys/bus/pci/devices/0000:00:01.0").ok());
+  const SysRoot::Stats third = root.stats();
+  ASSERT_TRUE(root.list_dir("sys/bus/pci/devices/0000:00:01.0").ok());
+  const SysRoot::Stats fourth = root.stats();
+  EXPECT_EQ(fourth.lstats, third.lstats);
+  EXPECT_EQ(fourth.dir_lists, third.dir_lists + 1);
+}
+
+TEST_F(SysRootTest, CopiesShareTheCache) {
+  const SysRoot root = open();
+  ASSERT_TRUE(root.resolve("sys/bus/pci/devices/0000:00:01.0").ok());
+  const SysRoot copy = root;  // NOLINT(performance-unnecessary-copy-initialization)
+  const std::size_t before = copy.stats().lstats;
+  ASSERT_TRUE(copy.resolve("sys/bus/pci/devices/0000:00:01.0").ok());
+  EXPECT_EQ(copy.stats().lstats, before);
+}
+
+}  // namespace
+}  // namespace nodetopo::probes
