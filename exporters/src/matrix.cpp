@@ -13,9 +13,14 @@ bool is_nic_function(const Topology& topo, NodeIndex index) {
   if (node.kind != NodeKind::kPciDevice) return false;
   const auto& f = node.as<PciFunctionInfo>();
   if (f.is_virtual_function) return false;
-  if ((f.class_code >> 16) == 0x02) return true;  // network controller (Ethernet, InfiniBand...)
-  return std::any_of(node.children.begin(), node.children.end(),
-                     [&](NodeIndex c) { return topo.node(c).kind == NodeKind::kRdmaDevice; });
+  bool rdma = false;
+  for (NodeIndex c : node.children) {
+    const NodeKind kind = topo.node(c).kind;
+    // An accelerator with its own network ports (Gaudi) is listed once, as an accelerator.
+    if (kind == NodeKind::kAccelerator || kind == NodeKind::kNvSwitch) return false;
+    rdma = rdma || kind == NodeKind::kRdmaDevice;
+  }
+  return rdma || (f.class_code >> 16) == 0x02;  // network controller (Ethernet, InfiniBand...)
 }
 
 template <class Info>

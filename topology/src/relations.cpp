@@ -200,6 +200,9 @@ Relation RelationIndex::pcie_relation(NodeIndex a, NodeIndex b) const {
 
 Relation RelationIndex::between(NodeIndex a, NodeIndex b) const {
   if (a == b) return {RelationClass::kSelf};
+  // An accelerator and its own PCI function (or two OS devices of one function) are one device.
+  const auto fa = pci_function_of(topo_, a);
+  if (fa && fa == pci_function_of(topo_, b)) return {RelationClass::kSelf};
   if (const std::int64_t links = nvlink_count(a, b); links > 0) {
     return {RelationClass::kNvLink, links};
   }

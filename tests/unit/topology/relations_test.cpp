@@ -197,6 +197,8 @@ TEST(Relations, NvLinkThroughSwitchesCountsTheLinksBothGpusHaveIntoSharedSwitche
   const std::string g1 = t.id(gpus[1]);
   const Topology topo = t.freeze();
   EXPECT_EQ(relation(topo, g0, g1), "NV18");
+  // A GPU and its own PCI function are one device, not an NVLink pair.
+  EXPECT_EQ(relation(topo, g0, "pci/0000:20:00.0"), "X");
   // The PCI function of a GPU relates the same way as its accelerator node.
   EXPECT_EQ(relation(topo, "pci/0000:20:00.0", "pci/0000:21:00.0"), "NV18");
 }
