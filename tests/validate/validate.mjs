@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Independent structural validation of the Kubernetes objects nodetopo renders.
 //
-//   node validate.mjs [--expect-invalid] [--markdown] FILE...
+//   node validate.mjs [--expect-invalid] [--markdown] FILE|DIR...
 //
 // Each FILE is JSON or (multi-document) YAML; a `List` is validated item by item; a file named
 // *.patch.json is a Node JSON merge patch. With --markdown, the ```yaml blocks of each FILE are
@@ -173,7 +173,14 @@ function documentsOf(file, markdown) {
 const args = process.argv.slice(2);
 const expectInvalid = args.includes("--expect-invalid");
 const markdown = args.includes("--markdown");
-const files = args.filter((a) => !a.startsWith("--"));
+// A directory stands for its .yaml/.yml/.json/.md files, in name order.
+const files = args
+  .filter((a) => !a.startsWith("--"))
+  .flatMap((a) =>
+    fs.statSync(a, { throwIfNoEntry: false })?.isDirectory()
+      ? fs.readdirSync(a).filter((f) => /\.(ya?ml|json|md)$/.test(f)).sort().map((f) => path.join(a, f))
+      : [a],
+  );
 if (files.length === 0) {
   console.error("usage: validate.mjs [--expect-invalid] [--markdown] FILE...");
   process.exit(2);
