@@ -77,9 +77,13 @@ void resolve_node_name(const std::string& flag, const probes::SysRoot& root, Hos
 }
 
 Result<Host> load_host(const HostSource& source, const std::string& node_flag) {
+  // Discovery goes through the source as in every reading command (so --mock and the like apply
+  // the same way); the root is opened again only to read the hostname and the settings file.
+  auto discovery = source.discover();
+  if (!discovery) return discovery.error();
   auto root = source.open();
   if (!root) return root.error();
-  Host host{probes::discover(root.value(), source.probe_options()), {}, {}, {}};
+  Host host{std::move(discovery.value()), {}, {}, {}};
   for (const ProbeReport& r : host.discovery.reports) {
     if (r.status == ProbeStatus::kFailed) {
       std::cerr << "topo export: warning: probe " << r.probe << " failed: " << r.error << "\n";
@@ -288,10 +292,9 @@ struct ShapeCommand {
 };
 
 int run_shape(const ShapeCommand& opts) {
-  auto root = opts.source.open();
-  if (!root) return fail("shape", root.error().describe());
-  const probes::Discovery d = probes::discover(root.value(), opts.source.probe_options());
-  const ShapeFingerprint shape = compute_shape(d.topology);
+  auto discovery = opts.source.discover();
+  if (!discovery) return fail("shape", discovery.error().describe());
+  const ShapeFingerprint shape = compute_shape(discovery->topology);
   std::string doc;
   if (opts.format == "json") {
     Json j;
