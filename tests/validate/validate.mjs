@@ -15,14 +15,26 @@
 // one invalid object), 1 otherwise; each failure names the file and the object.
 import fs from "node:fs";
 import path from "node:path";
-import Ajv from "ajv";
-import YAML from "yaml";
-import { ObjectMeta } from "@kubernetes-models/apimachinery/apis/meta/v1/ObjectMeta";
-import { ResourceSlice } from "kubernetes-models/resource.k8s.io/v1/ResourceSlice";
-import { ResourceClaim } from "kubernetes-models/resource.k8s.io/v1/ResourceClaim";
-import { ResourceClaimTemplate } from "kubernetes-models/resource.k8s.io/v1/ResourceClaimTemplate";
-import { DeviceClass } from "kubernetes-models/resource.k8s.io/v1/DeviceClass";
-import { Node } from "kubernetes-models/v1/Node";
+
+// The npm packages come from `npm ci` here (scripts/install-deps.sh runs it): say so when missing.
+let modules;
+try {
+  modules = await Promise.all([
+    import("ajv"),
+    import("yaml"),
+    import("@kubernetes-models/apimachinery/apis/meta/v1/ObjectMeta"),
+    import("kubernetes-models/resource.k8s.io/v1/ResourceSlice"),
+    import("kubernetes-models/resource.k8s.io/v1/ResourceClaim"),
+    import("kubernetes-models/resource.k8s.io/v1/ResourceClaimTemplate"),
+    import("kubernetes-models/resource.k8s.io/v1/DeviceClass"),
+    import("kubernetes-models/v1/Node"),
+  ]);
+} catch (e) {
+  console.error(`validate.mjs: ${e.message}\nvalidate.mjs: run scripts/install-deps.sh (npm ci in tests/validate)`);
+  process.exit(1);
+}
+const [{ default: Ajv }, { default: YAML }, { ObjectMeta }, { ResourceSlice }, { ResourceClaim },
+  { ResourceClaimTemplate }, { DeviceClass }, { Node }] = modules;
 
 const builtin = {
   "resource.k8s.io/v1/ResourceSlice": ResourceSlice,
