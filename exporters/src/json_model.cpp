@@ -111,6 +111,7 @@ void put_payload(Json& j, const Node& node) {
       put_nonempty(j, "fabric_cluster_uuid", a.fabric_cluster_uuid);
       put_optional(j, "fabric_clique_id", a.fabric_clique_id);
       if (a.partitions != 0) j["partitions"] = a.partitions;
+      put_nonempty(j, "xgmi_hive_id", a.xgmi_hive_id);
     }
     void operator()(const NetDeviceInfo& n) const {
       j["name"] = n.name;
@@ -121,6 +122,7 @@ void put_payload(Json& j, const Node& node) {
       put_nonempty(j, "driver", n.driver);
       put_nonempty(j, "link_type", n.link_type);
       if (n.is_virtual) j["virtual"] = true;
+      put_nonempty(j, "physical_function_netdev", n.physical_function_netdev);
     }
     void operator()(const RdmaDeviceInfo& r) const {
       j["name"] = r.name;
@@ -136,6 +138,7 @@ void put_payload(Json& j, const Node& node) {
         ports.push_back(std::move(pj));
       }
       j["ports"] = std::move(ports);
+      if (r.is_virtual) j["virtual"] = true;
     }
   };
   std::visit(Visitor{j}, node.payload);

@@ -130,6 +130,7 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   for (int i = 0; i < npackages; ++i) {
     hwloc_obj_t obj =
         hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    if (obj == nullptr) continue;
     PackageInfo pkg;
     pkg.os_index = obj->os_index;
     pkg.cpus = to_cpu_set(obj->cpuset);
@@ -145,6 +146,7 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   for (int i = 0; i < nnuma; ++i) {
     hwloc_obj_t obj =
         hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    if (obj == nullptr) continue;
     NumaInfo numa;
     numa.os_index = obj->os_index;
     numa.memory_bytes = obj->attr != nullptr ? obj->attr->numanode.local_memory : 0;

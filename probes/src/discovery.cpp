@@ -4,10 +4,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <nodetopo/probes/accelerator_probe.hpp>
 #include <nodetopo/probes/cpu_numa_probe.hpp>
 #include <nodetopo/probes/discovery.hpp>
+#include <nodetopo/probes/kfd_probe.hpp>
 #include <nodetopo/probes/log.hpp>
+#include <nodetopo/probes/net_probe.hpp>
+#include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
+#include <nodetopo/probes/rdma_probe.hpp>
 
 namespace nodetopo::probes {
 
@@ -15,6 +20,11 @@ std::vector<std::unique_ptr<Probe>> default_probes() {
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<CpuNumaProbe>());
   probes.push_back(std::make_unique<PciProbe>());
+  probes.push_back(std::make_unique<NetProbe>());
+  probes.push_back(std::make_unique<RdmaProbe>());  // after net: matches ports to interfaces
+  probes.push_back(std::make_unique<AcceleratorProbe>());
+  probes.push_back(std::make_unique<KfdProbe>());
+  probes.push_back(std::make_unique<NvmlProbe>());
   return probes;
 }
 

@@ -40,6 +40,19 @@ void on_warning(char* format, ...) {
 
 void on_debug(char* /*format*/, ...) {}
 
+// Whether a libpci message is about the sysfs attribute `attr` of the device: libpci writes
+// "Cannot open <path>: <reason>", "Error reading <path>: ..." and "Value in <path> too long".
+// Matching "/<attr>" alone would also hit the "/devices/" directory of every path.
+bool names_attribute(const std::string& msg, std::string_view attr) {
+  const std::string needle = "/" + std::string(attr);
+  for (std::size_t pos = msg.find(needle); pos != std::string::npos;
+       pos = msg.find(needle, pos + 1)) {
+    const std::size_t end = pos + needle.size();
+    if (end == msg.size() || msg[end] == ':' || msg[end] == ' ') return true;
+  }
+  return false;
+}
+
 class MessageScope {
  public:
   explicit MessageScope(std::vector<std::string>* sink) : previous_(g_messages) {
@@ -115,10 +128,8 @@ LibpciFunction LibpciReader::read(const PciAddress& address) {
   bool ids_failed = false;
   for (std::size_t i = before; i < out.problems.size(); ++i) {
     const std::string& msg = out.problems[i];
-    if (msg.find("/class") != std::string::npos) class_failed = true;
-    if (msg.find("/vendor") != std::string::npos || msg.find("/device") != std::string::npos) {
-      ids_failed = true;
-    }
+    if (names_attribute(msg, "class")) class_failed = true;
+    if (names_attribute(msg, "vendor") || names_attribute(msg, "device")) ids_failed = true;
   }
   out.ids_known = !ids_failed;
   if (!ids_failed) {

@@ -114,6 +114,7 @@ struct AcceleratorInfo {
   std::string fabric_cluster_uuid;     ///< NVLink fabric (NVL domain) cluster UUID
   std::optional<std::uint32_t> fabric_clique_id;
   std::uint32_t partitions = 0;  ///< compute partitions (AMD CPX/DPX), 0 when not partitioned
+  std::string xgmi_hive_id;      ///< AMD xGMI hive (KFD hive_id, 16 hex digits); empty when none
 };
 
 struct NetDeviceInfo {
@@ -125,6 +126,8 @@ struct NetDeviceInfo {
   std::string driver;
   bool is_virtual = false;  ///< no PCI parent (bridges, veth, ...)
   std::string link_type;    ///< "ether", "infiniband", ...
+  /// For the interface of an SR-IOV virtual function: the interface of its physical function.
+  std::string physical_function_netdev;
 };
 
 struct RdmaPort {
@@ -132,13 +135,14 @@ struct RdmaPort {
   std::string state;       ///< "ACTIVE", "DOWN", ...
   std::string rate;        ///< "400 Gb/sec (4X NDR)"
   std::string link_layer;  ///< "InfiniBand" or "Ethernet"
-  std::string netdev;      ///< the network interface of a RoCE port, when known
+  std::string netdev;      ///< the port's network interface (RoCE netdev, IPoIB), when known
 };
 
 struct RdmaDeviceInfo {
   std::string name;  ///< "mlx5_0"
   std::string node_guid;
   std::vector<RdmaPort> ports;
+  bool is_virtual = false;  ///< no PCI parent (software RDMA: rxe, siw)
 };
 
 using NodePayload = std::variant<MachineInfo, PackageInfo, NumaInfo, HostBridgeInfo,

@@ -1,0 +1,425 @@
+// A drop-in libnvidia-ml.so.1 for machines without an NVIDIA GPU: the NVML functions the NVML
+// probe calls, answering from the JSON fixture named by NODETOPO_MOCK_NVML_FIXTURE
+// (docs/mock-nvml.md), with the fixture's fault injection.
+//
+// It behaves like the vendor library where the probe could tell the difference: calls before
+// nvmlInit_v2 answer UNINITIALIZED, init/shutdown are reference-counted, strings that do not fit
+// answer INSUFFICIENT_SIZE, link indexes a GPU lacks answer INVALID_ARGUMENT, busId strings have
+// NVML's upper-case 8-digit-domain form. Only the symbols of exports.map are visible; no C++
+// exception ever crosses the C boundary.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "fixture.hpp"
+#include "nvml_abi.hpp"
+
+using namespace nodetopo::nvml_abi;
+using nodetopo::mock_nvml::BusId;
+using nodetopo::mock_nvml::Device;
+using nodetopo::mock_nvml::Fixture;
+
+namespace {
+
+struct State {
+  std::mutex mutex;
+  int refcount = 0;
+  std::unique_ptr<Fixture> fixture;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+// NODETOPO_MOCK_NVML_DEBUG=1 prints why a fixture was refused; by default the mock is silent,
+// like a host whose driver is missing.
+void debug(const std::string& message) {
+  const char* flag = std::getenv("NODETOPO_MOCK_NVML_DEBUG");
+  if (flag != nullptr && *flag != '\0' && std::strcmp(flag, "0") != 0) {
+    std::fprintf(stderr, "mock nvml: %s\n", message.c_str());
+  }
+}
+
+std::unique_ptr<Fixture> load_fixture() {
+  const char* path = std::getenv("NODETOPO_MOCK_NVML_FIXTURE");
+  if (path == nullptr || *path == '\0') {
+    debug("NODETOPO_MOCK_NVML_FIXTURE is not set");
+    return nullptr;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    debug(std::string("cannot read ") + path);
+    return nullptr;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string error;
+  auto fixture = nodetopo::mock_nvml::parse_fixture(text.str(), error);
+  if (!fixture) {
+    debug(std::string(path) + ": " + error);
+    return nullptr;
+  }
+  return std::make_unique<Fixture>(std::move(*fixture));
+}
+
+std::optional<nvmlReturn_t> injected(const std::map<std::string, int>& fail, const char* fn) {
+  if (auto it = fail.find(fn); it != fail.end()) return static_cast<nvmlReturn_t>(it->second);
+  return std::nullopt;
+}
+
+// Runs `body` under the lock for an initialised library, after the top-level fault injection.
+template <class Body>
+nvmlReturn_t with_fixture(const char* fn, Body&& body) noexcept {
+  try {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.refcount == 0 || !s.fixture) return NVML_ERROR_UNINITIALIZED;
+    if (auto code = injected(s.fixture->fail, fn)) return *code;
+    return body(*s.fixture);
+  } catch (...) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
+// As with_fixture, for a call on one device handle (validated, then the device's own faults).
+template <class Body>
+nvmlReturn_t with_device(const char* fn, nvmlDevice_t handle, Body&& body) noexcept {
+  return with_fixture(fn, [&](Fixture& f) -> nvmlReturn_t {
+    const Device* device = nullptr;
+    for (const Device& d : f.devices) {
+      if (reinterpret_cast<nvmlDevice_t>(const_cast<Device*>(&d)) == handle) device = &d;
+    }
+    if (device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (auto code = injected(device->fail, fn)) return *code;
+    return body(f, *device);
+  });
+}
+
+nvmlReturn_t copy_string(const std::optional<std::string>& value, char* out, unsigned int length) {
+  if (!value) return NVML_ERROR_NOT_SUPPORTED;
+  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (length < value->size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, value->c_str(), value->size() + 1);
+  return NVML_SUCCESS;
+}
+
+void fill_pci(const BusId& id, std::uint32_t device_id, std::uint32_t subsystem_id,
+              nvmlPciInfo_t* out) {
+  *out = nvmlPciInfo_t{};
+  out->domain = id.domain;
+  out->bus = id.bus;
+  out->device = id.device;
+  out->pciDeviceId = device_id;
+  out->pciSubSystemId = subsystem_id;
+  std::snprintf(out->busId, sizeof out->busId, "%08X:%02X:%02X.%X", id.domain, id.bus, id.device,
+                id.function);
+  std::snprintf(out->busIdLegacy, sizeof out->busIdLegacy, "%04X:%02X:%02X.%X", id.domain & 0xffffU,
+                id.bus, id.device, id.function);
+}
+
+// The fixture's link entry, or nullptr for a link index this GPU does not have.
+const nodetopo::mock_nvml::NvLink* find_link(const Device& d, unsigned int link) {
+  auto it = d.nvlinks.find(link);
+  return it == d.nvlinks.end() ? nullptr : &it->second;
+}
+
+template <class Versioned>
+void fill_fabric(const nodetopo::mock_nvml::Fabric& f, Versioned* out) {
+  std::memcpy(out->clusterUuid, f.cluster_uuid.data(), f.cluster_uuid.size());
+  out->status = static_cast<nvmlReturn_t>(f.status);
+  out->cliqueId = f.clique_id;
+  out->state = f.state;
+}
+
+}  // namespace
+
+#define NODETOPO_MOCK_EXPORT extern "C" __attribute__((visibility("default")))
+
+// ---- Initialisation
+// ------------------------------------------------------------------------------
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlInit_v2() noexcept {
+  try {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.refcount > 0) {
+      if (auto code = injected(s.fixture->fail, "nvmlInit_v2")) return *code;
+      ++s.refcount;
+      return NVML_SUCCESS;
+    }
+    auto fixture = load_fixture();
+    if (!fixture) return NVML_ERROR_LIBRARY_NOT_FOUND;
+    if (auto code = injected(fixture->fail, "nvmlInit_v2")) return *code;
+    s.fixture = std::move(fixture);
+    s.refcount = 1;
+    return NVML_SUCCESS;
+  } catch (...) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlShutdown() noexcept {
+  try {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.refcount == 0) return NVML_ERROR_UNINITIALIZED;
+    // An injected failure is answered, but the reference is still released so that the next
+    // nvmlInit_v2 of the same process reads the fixture afresh.
+    const auto code = injected(s.fixture->fail, "nvmlShutdown");
+    if (--s.refcount == 0) s.fixture.reset();
+    return code.value_or(NVML_SUCCESS);
+  } catch (...) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
+NODETOPO_MOCK_EXPORT const char* nvmlErrorString(nvmlReturn_t result) noexcept {
+  switch (result) {
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return "NVML Shared Library Not Found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "Function Not Found";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "Argument version mismatch";
+    case NVML_ERROR_DEPRECATED:
+      return "Deprecated";
+    default:
+      return "Unknown Error";
+  }
+}
+
+// ---- System
+// --------------------------------------------------------------------------------------
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version,
+                                                             unsigned int length) noexcept {
+  return with_fixture("nvmlSystemGetDriverVersion",
+                      [&](Fixture& f) { return copy_string(f.driver_version, version, length); });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) noexcept {
+  return with_fixture("nvmlSystemGetCudaDriverVersion_v2", [&](Fixture& f) {
+    if (version == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!f.cuda_driver_version) return NVML_ERROR_NOT_SUPPORTED;
+    *version = *f.cuda_driver_version;
+    return NVML_SUCCESS;
+  });
+}
+
+// ---- Devices
+// -------------------------------------------------------------------------------------
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) noexcept {
+  return with_fixture("nvmlDeviceGetCount_v2", [&](Fixture& f) {
+    if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = static_cast<unsigned int>(f.devices.size());
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
+                                                                nvmlDevice_t* device) noexcept {
+  return with_fixture("nvmlDeviceGetHandleByIndex_v2", [&](Fixture& f) {
+    if (device == nullptr || index >= f.devices.size()) return NVML_ERROR_INVALID_ARGUMENT;
+    if (auto code = injected(f.devices[index].fail, "nvmlDeviceGetHandleByIndex_v2")) {
+      return *code;
+    }
+    *device = reinterpret_cast<nvmlDevice_t>(&f.devices[index]);
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device,
+                                                          nvmlPciInfo_t* pci) noexcept {
+  return with_device("nvmlDeviceGetPciInfo_v3", device, [&](Fixture&, const Device& d) {
+    if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    fill_pci(d.bus_id, d.pci_device_id, d.pci_subsystem_id, pci);
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
+                                                    unsigned int length) noexcept {
+  return with_device("nvmlDeviceGetName", device,
+                     [&](Fixture&, const Device& d) { return copy_string(d.name, name, length); });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
+                                                    unsigned int length) noexcept {
+  return with_device("nvmlDeviceGetUUID", device,
+                     [&](Fixture&, const Device& d) { return copy_string(d.uuid, uuid, length); });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial,
+                                                      unsigned int length) noexcept {
+  return with_device("nvmlDeviceGetSerial", device, [&](Fixture&, const Device& d) {
+    return copy_string(d.serial, serial, length);
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
+                                                          nvmlMemory_t* memory) noexcept {
+  return with_device("nvmlDeviceGetMemoryInfo", device, [&](Fixture&, const Device& d) {
+    if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!d.memory_total_bytes) return NVML_ERROR_NOT_SUPPORTED;
+    memory->total = *d.memory_total_bytes;
+    memory->free = *d.memory_total_bytes;
+    memory->used = 0;
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t
+nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) noexcept {
+  return with_device("nvmlDeviceGetArchitecture", device, [&](Fixture&, const Device& d) {
+    if (arch == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!d.architecture) return NVML_ERROR_NOT_SUPPORTED;
+    *arch = *d.architecture;
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device,
+                                                          unsigned int* node) noexcept {
+  return with_device("nvmlDeviceGetNumaNodeId", device, [&](Fixture&, const Device& d) {
+    if (node == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!d.numa_node) return NVML_ERROR_NOT_SUPPORTED;
+    *node = *d.numa_node;
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device,
+                                                             nvmlGpuFabricInfo_t* info) noexcept {
+  return with_device("nvmlDeviceGetGpuFabricInfo", device, [&](Fixture&, const Device& d) {
+    if (info == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!d.fabric) return NVML_ERROR_NOT_SUPPORTED;
+    *info = nvmlGpuFabricInfo_t{};
+    fill_fabric(*d.fabric, info);
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device,
+                                                              void* info) noexcept {
+  return with_device("nvmlDeviceGetGpuFabricInfoV", device, [&](Fixture&, const Device& d) {
+    if (info == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned int version = 0;
+    std::memcpy(&version, info, sizeof version);
+    if (version != nvmlGpuFabricInfo_v2 && version != nvmlGpuFabricInfo_v3) {
+      return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    }
+    if (!d.fabric) return NVML_ERROR_NOT_SUPPORTED;
+    if (version == nvmlGpuFabricInfo_v3) {
+      auto* v3 = static_cast<nvmlGpuFabricInfo_v3_t*>(info);
+      *v3 = nvmlGpuFabricInfo_v3_t{};
+      v3->version = version;
+      fill_fabric(*d.fabric, v3);
+    } else {
+      auto* v2 = static_cast<nvmlGpuFabricInfo_v2_t*>(info);
+      *v2 = nvmlGpuFabricInfo_v2_t{};
+      v2->version = version;
+      fill_fabric(*d.fabric, v2);
+    }
+    return NVML_SUCCESS;
+  });
+}
+
+// ---- NVLink
+// --------------------------------------------------------------------------------------
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+                                                           nvmlEnableState_t* active) noexcept {
+  return with_device("nvmlDeviceGetNvLinkState", device, [&](Fixture&, const Device& d) {
+    const auto* l = find_link(d, link);
+    if (l == nullptr || active == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *active = l->active ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+  });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device,
+                                                                      unsigned int link,
+                                                                      nvmlPciInfo_t* pci) noexcept {
+  return with_device("nvmlDeviceGetNvLinkRemotePciInfo_v2", device,
+                     [&](Fixture& f, const Device& d) {
+                       const auto* l = find_link(d, link);
+                       if (l == nullptr || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+                       // The fixture only describes the far end of active links.
+                       if (!l->active || !l->remote) return NVML_ERROR_NOT_FOUND;
+                       std::uint32_t device_id = 0;
+                       std::uint32_t subsystem_id = 0;
+                       for (const Device& other : f.devices) {
+                         if (other.bus_id == *l->remote) {
+                           device_id = other.pci_device_id;
+                           subsystem_id = other.pci_subsystem_id;
+                         }
+                       }
+                       fill_pci(*l->remote, device_id, subsystem_id, pci);
+                       return NVML_SUCCESS;
+                     });
+}
+
+NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(
+    nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t* type) noexcept {
+  return with_device("nvmlDeviceGetNvLinkRemoteDeviceType", device, [&](Fixture&, const Device& d) {
+    const auto* l = find_link(d, link);
+    if (l == nullptr || type == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!l->active || !l->remote_type) return NVML_ERROR_NOT_FOUND;
+    *type = static_cast<nvmlIntNvLinkDeviceType_t>(*l->remote_type);
+    return NVML_SUCCESS;
+  });
+}
+
+// The exported functions must have exactly the types the probe calls them through (noexcept
+// function pointers convert to the plain ones; nothing else does).
+#define NODETOPO_MOCK_CHECK(name) \
+  static_assert(std::is_convertible_v<decltype(&name), name##_fn>, #name " signature")
+NODETOPO_MOCK_CHECK(nvmlInit_v2);
+NODETOPO_MOCK_CHECK(nvmlShutdown);
+NODETOPO_MOCK_CHECK(nvmlErrorString);
+NODETOPO_MOCK_CHECK(nvmlSystemGetDriverVersion);
+NODETOPO_MOCK_CHECK(nvmlSystemGetCudaDriverVersion_v2);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetCount_v2);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetHandleByIndex_v2);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetPciInfo_v3);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetName);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetUUID);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetSerial);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetMemoryInfo);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetArchitecture);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetNumaNodeId);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetGpuFabricInfo);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetGpuFabricInfoV);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetNvLinkState);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetNvLinkRemotePciInfo_v2);
+NODETOPO_MOCK_CHECK(nvmlDeviceGetNvLinkRemoteDeviceType);

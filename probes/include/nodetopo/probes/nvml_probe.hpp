@@ -1,0 +1,37 @@
+// NVIDIA GPUs and their NVLink fabric through NVML (libnvidia-ml.so.1, opened with dlopen).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include <nodetopo/probes/probe.hpp>
+
+namespace nodetopo::probes {
+
+/// Loads ProbeOptions::nvml_library when set (any root: that is how tests and `--mock` use the
+/// mock library), else "libnvidia-ml.so.1" but only on a live root, since NVML describes the
+/// machine the process runs on. No library, a non-live root without a library, nvmlInit failing or
+/// NVML reporting no GPU make discover() return ErrorCode::kUnavailable with a one-line reason.
+///
+/// For every NVML device it needs the PCI function `pci/<bdf>` of the PCI probe, and creates or
+/// completes `accelerator/<bdf>` under it (vendor, product name, UUID, serial, memory, driver
+/// version, NVML index, architecture, fabric cluster UUID and clique id). NVML's GPU NUMA node id
+/// (coherent platforms) marks the memory-only `numa/<id>` node as that GPU's memory.
+///
+/// For every active NVLink it reads the remote PCI address and device type, and adds one
+/// LinkKind::kNvLink link per (GPU, remote end) with value = number of active links: to the remote
+/// GPU's `accelerator/<bdf>`, or to the NVSwitch's `nvswitch/<bdf>` (created under `pci/<bdf>` when
+/// no other probe made it). A call failing for one device gives one warning naming the device by
+/// PCI address and the call; the rest of that device and the other devices carry on.
+class NvmlProbe final : public Probe {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "nvml"; }
+  [[nodiscard]] ProbePhase phase() const override { return ProbePhase::kLinks; }
+  Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) override;
+};
+
+/// The NVML functions the probe resolves with dlsym, the required ones first. The mock NVML
+/// library exports exactly these.
+std::span<const std::string_view> nvml_symbols();
+
+}  // namespace nodetopo::probes

@@ -1,0 +1,45 @@
+// Locating the device behind a sysfs class entry (sys/class/net/<if>, sys/class/infiniband/<dev>):
+// where its directory is and which PCI function of the topology it belongs to. Shared by the NIC
+// and RDMA probes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nodetopo/probes/probe.hpp>
+#include <nodetopo/topology/pci.hpp>
+#include <nodetopo/topology/topology.hpp>
+
+namespace nodetopo::probes {
+
+/// A class entry after resolution.
+struct ClassDevice {
+  /// Resolved, root-relative directory of the entry. Empty when the entry is a link to a software
+  /// device (devices/virtual/...) that the capture left out: the device is known by name only.
+  std::string dir;
+  /// The PCI function node the device belongs to; kNoNode when it has none in this topology.
+  NodeIndex pci_function = kNoNode;
+};
+
+/// The nearest PCI function on a resolved sysfs device path: the last PCI address of the run of
+/// PCI components that follows a root bus ("pci0000:17"). For
+/// "sys/devices/pci0000:00/0000:00:03.0/virtio0/net/ens3" that is 0000:00:03.0. nullopt for
+/// paths outside the PCI hierarchy (devices/virtual, platform devices).
+std::optional<PciAddress> nearest_pci_function(std::string_view resolved_path);
+
+/// Resolves `class_dir`/`name` and finds its PCI function: from the entry's `device` link when it
+/// resolves, else from the entry's own path (software devices have no `device` link). A `device`
+/// link that cannot be followed (it leaves the root, loops) is reported and the entry's own path
+/// used instead. Returns nullopt, with one warning, when the entry must be skipped (a dangling
+/// link to a non-virtual device, a link leaving the root).
+std::optional<ClassDevice> locate_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
+                                               std::string_view class_dir, const std::string& name);
+
+/// Reads an optional attribute of a class device: nullopt when absent or unreadable. Read errors
+/// other than "absent" are reported unless `quiet` (attributes like a down link's `speed` fail
+/// with EINVAL by design).
+std::optional<std::string> read_optional_attr(ProbeContext& ctx, const std::string& rel,
+                                              bool quiet = false);
+
+}  // namespace nodetopo::probes

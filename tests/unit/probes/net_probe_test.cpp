@@ -1,0 +1,397 @@
+// NIC probe: hand-made edge cases, SR-IOV, and the real hwloc captures (with lstopo as oracle).
+#include <set>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nodetopo/probes/net_probe.hpp>
+
+#include "devices_fake_host.hpp"
+
+namespace nodetopo::test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const NetDeviceInfo& net(const Topology& topo, const std::string& name) {
+  const auto index = topo.find("net/" + name);
+  if (!index) throw std::runtime_error("no net/" + name);
+  return topo.node(*index).as<NetDeviceInfo>();
+}
+
+std::map<std::string, std::string> up_ether(const std::string& mac, const std::string& speed) {
+  return {{"address", mac}, {"mtu", "9000"}, {"speed", speed}, {"operstate", "up"}, {"type", "1"}};
+}
+
+TEST(NetProbe, PciInterfaceCarriesItsAttributes) {
+  FakeHost host;
+  const std::string dev = host.add_pci({"0000:1b:00.0", 0x15b3, 0x1021, 0x020000, "mlx5_core"});
+  host.add_net("ens1f0np0", dev, up_ether("b8:3f:d2:00:00:01", "400000"));
+  const auto d = run(host.sys_root(), device_probes());
+  const auto& n = net(d.topology, "ens1f0np0");
+  EXPECT_EQ(parent_id(d.topology, "net/ens1f0np0"), "pci/0000:1b:00.0");
+  EXPECT_EQ(n.mac, "b8:3f:d2:00:00:01");
+  EXPECT_EQ(n.mtu, 9000U);
+  EXPECT_EQ(n.speed_mbps, 400000U);
+  EXPECT_EQ(n.operstate, "up");
+  EXPECT_EQ(n.driver, "mlx5_core");
+  EXPECT_EQ(n.link_type, "ether");
+  EXPECT_FALSE(n.is_virtual);
+  EXPECT_EQ(report_of(d, "net").status, ProbeStatus::kOk);
+}
+
+TEST(NetProbe, SpeedMinusOneOrEmptyIsAbsentWithoutWarning) {
+  FakeHost host;
+  const std::string dev = host.add_pci({"0000:02:00.0", 0x8086, 0x1521, 0x020000, "igb"});
+  const std::string dev2 = host.add_pci({"0000:02:00.1", 0x8086, 0x1521, 0x020000, "igb"});
+  const std::string dev3 = host.add_pci({"0000:02:00.2", 0x8086, 0x1521, 0x020000, "igb"});
+  host.add_net("eth0", dev, up_ether("00:00:00:00:00:01", "-1"));
+  host.add_net("eth1", dev2, up_ether("00:00:00:00:00:02", ""));
+  host.add_net("eth2", dev3, up_ether("00:00:00:00:00:03", "4294967295"));
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_FALSE(net(d.topology, "eth0").speed_mbps);
+  EXPECT_FALSE(net(d.topology, "eth1").speed_mbps);
+  EXPECT_FALSE(net(d.topology, "eth2").speed_mbps);
+  EXPECT_THAT(report_of(d, "net").warnings, IsEmpty());
+}
+
+TEST(NetProbe, GarbageSpeedAndMtuAreReportedAndDropped) {
+  FakeHost host;
+  const std::string dev = host.add_pci({"0000:02:00.0", 0x8086, 0x1521, 0x020000, "igb"});
+  auto attrs = up_ether("00:00:00:00:00:01", "fast");
+  attrs["mtu"] = "big";
+  host.add_net("eth0", dev, attrs);
+  const auto d = run(host.sys_root(), device_probes());
+  const auto& n = net(d.topology, "eth0");
+  EXPECT_FALSE(n.speed_mbps);
+  EXPECT_FALSE(n.mtu);
+  EXPECT_EQ(n.operstate, "up");
+  const auto& warnings = report_of(d, "net").warnings;
+  ASSERT_EQ(warnings.size(), 2U);
+  EXPECT_THAT(warnings[0], HasSubstr("net/eth0/mtu"));
+  EXPECT_THAT(warnings[1], HasSubstr("net/eth0/speed"));
+}
+
+TEST(NetProbe, MissingOperstateLeavesItEmpty) {
+  FakeHost host;
+  const std::string dev = host.add_pci({"0000:02:00.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.add_net("eth0", dev, {{"address", "00:00:00:00:00:01"}, {"type", "1"}});
+  const auto d = run(host.sys_root(), device_probes());
+  const auto& n = net(d.topology, "eth0");
+  EXPECT_EQ(n.operstate, "");
+  EXPECT_FALSE(n.mtu);
+  EXPECT_EQ(n.mac, "00:00:00:00:00:01");
+  EXPECT_EQ(report_of(d, "net").status, ProbeStatus::kOk);
+}
+
+TEST(NetProbe, SoftwareInterfacesAreVirtualUnderTheMachine) {
+  FakeHost host;
+  host.add_net("lo", "", {{"type", "772"}, {"operstate", "unknown"}, {"mtu", "65536"}});
+  host.add_net("docker0", "", {{"type", "1"}, {"operstate", "down"}});
+  // A capture that dropped devices/virtual keeps only the class link.
+  host.link("sys/class/net/br0", "sys/devices/virtual/net/br0");
+  const auto d = run(host.sys_root(), device_probes());
+  for (const char* name : {"lo", "docker0", "br0"}) {
+    EXPECT_EQ(parent_id(d.topology, std::string("net/") + name), "machine") << name;
+    EXPECT_TRUE(net(d.topology, name).is_virtual) << name;
+  }
+  EXPECT_EQ(net(d.topology, "lo").link_type, "loopback");
+  EXPECT_EQ(net(d.topology, "lo").mtu, 65536U);
+  EXPECT_EQ(net(d.topology, "br0").operstate, "");
+  EXPECT_EQ(report_of(d, "net").status, ProbeStatus::kOk);
+}
+
+TEST(NetProbe, InterfaceBehindABusBelowPciTakesTheNearestFunction) {
+  FakeHost host;
+  const std::string dev = host.add_pci({"0000:00:03.0", 0x1af4, 0x1000, 0x020000, "virtio-pci"});
+  host.write(dev + "/virtio0/vendor", "0x1af4\n");
+  host.link(dev + "/virtio0/driver", "sys/bus/virtio/drivers/virtio_net");
+  host.add_net("ens3", dev + "/virtio0", up_ether("06:7a:4c:00:00:22", "-1"));
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_EQ(parent_id(d.topology, "net/ens3"), "pci/0000:00:03.0");
+  EXPECT_EQ(net(d.topology, "ens3").driver, "virtio_net");
+}
+
+TEST(NetProbe, DeviceLinkEscapingTheRootIsReportedAndTheInterfaceKept) {
+  FakeHost host;
+  // A plain class directory (no link into sys/devices) whose device link climbs out of the root.
+  host.write("sys/class/net/eth9/address", "00:00:00:00:00:09\n");
+  host.write("sys/class/net/eth9/operstate", "up\n");
+  host.raw_link("sys/class/net/eth9/device", "../../../../../../../../../../etc");
+  const auto d = run(host.sys_root(), device_probes());
+  const auto& n = net(d.topology, "eth9");
+  EXPECT_TRUE(n.is_virtual);
+  EXPECT_EQ(n.mac, "00:00:00:00:00:09");
+  EXPECT_EQ(n.driver, "");
+  const auto& warnings = report_of(d, "net").warnings;
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0], HasSubstr("sys/class/net/eth9/device"));
+  EXPECT_THAT(warnings[0], HasSubstr("above the host root"));
+}
+
+TEST(NetProbe, DeviceLinkEscapingFallsBackToTheDirectoryPath) {
+  FakeHost host;
+  const std::string dev = host.add_pci({"0000:05:00.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.write(dev + "/net/eth5/operstate", "up\n");
+  host.raw_link(dev + "/net/eth5/device", "/etc");
+  host.link("sys/class/net/eth5", dev + "/net/eth5");
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_EQ(parent_id(d.topology, "net/eth5"), "pci/0000:05:00.0");
+  const auto& warnings = report_of(d, "net").warnings;
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0], HasSubstr("eth5/device"));
+  EXPECT_THAT(warnings[0], HasSubstr("leaves the host root"));
+}
+
+TEST(NetProbe, InterfaceLinkLeavingTheRootOrDanglingIsSkippedWithAWarning) {
+  FakeHost host;
+  host.raw_link("sys/class/net/evil", "/sys/devices/virtual/net/lo");
+  host.link("sys/class/net/ghost", "sys/devices/pci0000:00/0000:00:09.0/net/ghost");
+  host.add_net("lo", "", {{"type", "772"}});
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_FALSE(d.topology.find("net/evil"));
+  EXPECT_FALSE(d.topology.find("net/ghost"));
+  EXPECT_TRUE(d.topology.find("net/lo"));
+  const auto& warnings = report_of(d, "net").warnings;
+  ASSERT_EQ(warnings.size(), 2U);
+  EXPECT_THAT(warnings[0], HasSubstr("sys/class/net/evil"));
+  EXPECT_THAT(warnings[1], HasSubstr("sys/class/net/ghost"));
+  EXPECT_THAT(warnings[1], HasSubstr("does not exist"));
+}
+
+TEST(NetProbe, InterfaceOfAFunctionOutsideTheTopologyIsReported) {
+  FakeHost host;
+  host.add_pci({"0000:01:00.0", 0x8086, 0x1521, 0x020000, "igb"});
+  // Device directory present in sys/devices, but no sys/bus/pci/devices entry.
+  const std::string dir = "sys/devices/pci0000:07/0000:07:00.0";
+  host.write(dir + "/vendor", "0x8086\n");
+  host.add_net("eth7", dir, {{"operstate", "up"}});
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_EQ(parent_id(d.topology, "net/eth7"), "machine");
+  EXPECT_TRUE(net(d.topology, "eth7").is_virtual);
+  const auto& warnings = report_of(d, "net").warnings;
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0], HasSubstr("0000:07:00.0, which is not in the topology"));
+}
+
+TEST(NetProbe, NoClassDirectoryMeansUnavailable) {
+  FakeHost host;
+  host.add_pci({"0000:01:00.0", 0x8086, 0x1521, 0x020000, "igb"});
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_EQ(report_of(d, "net").status, ProbeStatus::kUnavailable);
+  EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
+}
+
+TEST(NetProbe, SriovVirtualFunctionsAreFunctionsAndNoteTheirPhysicalFunction) {
+  FakeHost host;
+  const std::string pf = host.add_pci({"0000:3b:00.0", 0x15b3, 0x101d, 0x020000, "mlx5_core"});
+  host.write(pf + "/sriov_totalvfs", "8\n");
+  host.write(pf + "/sriov_numvfs", "2\n");
+  std::vector<std::string> vfs;
+  for (const char* bdf : {"0000:3b:00.2", "0000:3b:00.3"}) {
+    const std::string vf = host.add_pci({bdf, 0x15b3, 0x101e, 0x020000, "mlx5_core"});
+    host.link(vf + "/physfn", pf);
+    host.link(pf + "/virtfn" + std::to_string(vfs.size()), vf);
+    vfs.push_back(vf);
+  }
+  host.add_net("ens1f0np0", pf, up_ether("00:00:00:00:00:10", "100000"));
+  host.add_net("ens1f0v0", vfs[0], up_ether("00:00:00:00:00:11", "100000"));
+  host.add_net("ens1f0v1", vfs[1], up_ether("00:00:00:00:00:12", "100000"));
+  const auto d = run(host.sys_root(), device_probes());
+  const Topology& topo = d.topology;
+
+  const auto& pf_info = topo.node(*topo.find("pci/0000:3b:00.0")).as<PciFunctionInfo>();
+  EXPECT_EQ(pf_info.sriov_total_vfs, 8U);
+  EXPECT_EQ(pf_info.sriov_num_vfs, 2U);
+  EXPECT_FALSE(pf_info.is_virtual_function);
+  for (const char* bdf : {"0000:3b:00.2", "0000:3b:00.3"}) {
+    const auto& vf = topo.node(*topo.find(std::string("pci/") + bdf)).as<PciFunctionInfo>();
+    EXPECT_TRUE(vf.is_virtual_function) << bdf;
+    ASSERT_TRUE(vf.physical_function) << bdf;
+    EXPECT_EQ(vf.physical_function->to_string(), "0000:3b:00.0");
+    EXPECT_FALSE(vf.sriov_total_vfs);
+  }
+  EXPECT_EQ(parent_id(topo, "net/ens1f0v0"), "pci/0000:3b:00.2");
+  EXPECT_EQ(parent_id(topo, "net/ens1f0v1"), "pci/0000:3b:00.3");
+  EXPECT_EQ(net(topo, "ens1f0v0").physical_function_netdev, "ens1f0np0");
+  EXPECT_EQ(net(topo, "ens1f0v1").physical_function_netdev, "ens1f0np0");
+  EXPECT_EQ(net(topo, "ens1f0np0").physical_function_netdev, "");
+}
+
+TEST(NetProbe, LinkTypeNames) {
+  EXPECT_EQ(probes::link_type_name(1), "ether");
+  EXPECT_EQ(probes::link_type_name(32), "infiniband");
+  EXPECT_EQ(probes::link_type_name(772), "loopback");
+  EXPECT_EQ(probes::link_type_name(65534), "none");
+  EXPECT_EQ(probes::link_type_name(4242), "arphrd_4242");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real captures
+
+struct Placed {
+  std::string name;
+  std::string parent;
+  bool operator<(const Placed& o) const {
+    return std::tie(name, parent) < std::tie(o.name, o.parent);
+  }
+  bool operator==(const Placed& o) const = default;
+};
+
+void PrintTo(const Placed& p, std::ostream* os) {
+  *os << p.name << " under " << p.parent;
+}
+
+probes::Discovery discover_capture(const std::string& name) {
+  auto root =
+      probes::SysRoot::open(captures_dir() / "hwloc" / name, probes::SysRoot::Liveness::kCapture);
+  if (!root) throw std::runtime_error(root.error().describe());
+  return probes::discover(root.value());
+}
+
+std::vector<Placed> placed_of_kind(const Topology& topo, NodeKind kind) {
+  std::vector<Placed> out;
+  for (NodeIndex i : topo.nodes_of_kind(kind)) {
+    const Node& node = topo.node(i);
+    out.push_back({node.id, topo.node(node.parent).id});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(NetCaptures, Em64tConnectX3AndIgb) {
+  const auto d = discover_capture("32em64t-2n8c+1mic");
+  const Topology& topo = d.topology;
+  EXPECT_THAT(
+      placed_of_kind(topo, NodeKind::kNetDevice),
+      ElementsAre(Placed{"net/br0", "machine"}, Placed{"net/eth0", "pci/0000:02:00.0"},
+                  Placed{"net/eth0.1015", "machine"}, Placed{"net/eth1", "pci/0000:02:00.3"},
+                  Placed{"net/ib0", "pci/0000:82:00.0"}, Placed{"net/lo", "machine"},
+                  Placed{"net/mic0", "machine"}));
+  const auto& eth0 = net(topo, "eth0");
+  EXPECT_EQ(eth0.mac, "84:8f:69:fe:cc:40");
+  EXPECT_EQ(eth0.speed_mbps, 1000U);
+  EXPECT_EQ(eth0.mtu, 1500U);
+  EXPECT_EQ(eth0.operstate, "up");
+  EXPECT_EQ(eth0.driver, "igb");
+  EXPECT_EQ(eth0.link_type, "ether");
+  const auto& eth1 = net(topo, "eth1");
+  EXPECT_EQ(eth1.operstate, "down");
+  EXPECT_FALSE(eth1.speed_mbps);
+  const auto& ib0 = net(topo, "ib0");
+  EXPECT_EQ(ib0.link_type, "infiniband");
+  EXPECT_EQ(ib0.mtu, 2044U);
+  EXPECT_EQ(ib0.driver, "mlx4_core");
+  EXPECT_EQ(ib0.operstate, "up");
+  EXPECT_FALSE(ib0.speed_mbps);  // IPoIB in 2013 did not report a speed
+  EXPECT_EQ(topo.numa_of(*topo.find("net/ib0")), 1U);
+  EXPECT_TRUE(net(topo, "lo").is_virtual);
+  EXPECT_EQ(report_of(d, "net").status, ProbeStatus::kOk);
+}
+
+TEST(NetCaptures, Intel64BroadcomAndQlogic) {
+  const auto d = discover_capture("40intel64-2g2n4c+pci");
+  const Topology& topo = d.topology;
+  EXPECT_THAT(
+      placed_of_kind(topo, NodeKind::kNetDevice),
+      ElementsAre(Placed{"net/eth0", "pci/0000:02:00.0"}, Placed{"net/eth1", "pci/0000:02:00.1"},
+                  Placed{"net/eth2", "pci/0000:03:00.0"}, Placed{"net/eth3", "pci/0000:03:00.1"},
+                  Placed{"net/ib0", "pci/0000:43:00.0"}, Placed{"net/lo", "machine"}));
+  for (const char* name : {"eth0", "eth1", "eth2", "eth3"}) {
+    EXPECT_EQ(net(topo, name).driver, "bnx2") << name;
+  }
+  EXPECT_EQ(net(topo, "eth0").speed_mbps, 1000U);
+  EXPECT_EQ(net(topo, "eth3").operstate, "down");
+  EXPECT_EQ(net(topo, "ib0").driver, "ib_qib");
+  EXPECT_EQ(net(topo, "ib0").mac, "80:00:00:03:fe:80:00:00:00:00:00:00:00:11:75:00:00:77:cf:c8");
+}
+
+TEST(NetCaptures, VectorEngineHostHasOnlyTheX722Ports) {
+  const auto d = discover_capture("32intel64-2p8co2t+8ve");
+  const Topology& topo = d.topology;
+  EXPECT_THAT(placed_of_kind(topo, NodeKind::kNetDevice),
+              ElementsAre(Placed{"net/enp96s0f0", "pci/0000:60:00.0"},
+                          Placed{"net/enp96s0f1", "pci/0000:60:00.1"}));
+  EXPECT_EQ(net(topo, "enp96s0f0").driver, "i40e");
+  // The two ConnectX-4 (15b3:1013) are in the PCI tree, but the capture holds neither a netdev
+  // nor an RDMA device for them.
+  for (const char* id : {"pci/0000:1a:00.0", "pci/0000:3e:00.0"}) {
+    const auto index = topo.find(id);
+    ASSERT_TRUE(index) << id;
+    EXPECT_EQ(topo.node(*index).as<PciFunctionInfo>().device_id, 0x1013);
+    EXPECT_THAT(topo.node(*index).children, IsEmpty()) << id;
+  }
+  EXPECT_THAT(placed_of_kind(topo, NodeKind::kRdmaDevice), IsEmpty());
+  EXPECT_EQ(report_of(d, "rdma").status, ProbeStatus::kUnavailable);
+}
+
+TEST(NetCaptures, VirtioNicWithSpeedMinusOne) {
+  const auto d = discover_capture("2pa-pcidomain32bits");
+  EXPECT_THAT(placed_of_kind(d.topology, NodeKind::kNetDevice),
+              ElementsAre(Placed{"net/ens3", "pci/0000:00:03.0"}, Placed{"net/lo", "machine"}));
+  const auto& ens3 = net(d.topology, "ens3");
+  EXPECT_FALSE(ens3.speed_mbps);  // the capture says -1
+  EXPECT_EQ(ens3.driver, "virtio_net");
+  EXPECT_EQ(ens3.operstate, "up");
+}
+
+// lstopo lists network and OpenFabrics OS devices under their PCI function: ours must agree.
+std::set<Placed> lstopo_os_devices(const std::string& capture) {
+  const auto result = run_command({"lstopo-no-graphics", "-v", "--whole-io", "--of", "console"},
+                                  {"HWLOC_FSROOT=" + (captures_dir() / "hwloc" / capture).string(),
+                                   "HWLOC_COMPONENTS=linux,stop"});
+  if (result.exit_code != 0) throw std::runtime_error("lstopo failed: " + result.err);
+  std::set<Placed> out;
+  std::vector<std::pair<std::size_t, std::string>> pci_stack;  // indent, busid
+  std::istringstream in(result.out);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos) continue;
+    while (!pci_stack.empty() && pci_stack.back().first >= indent)
+      pci_stack.pop_back();
+    const std::string body = line.substr(indent);
+    if (body.starts_with("PCI ")) {
+      const std::size_t at = body.find("busid=");
+      pci_stack.emplace_back(indent, body.substr(at + 6, body.find(' ', at) - at - 6));
+    } else if ((body.starts_with("Network ") || body.starts_with("OpenFabrics ")) &&
+               !pci_stack.empty()) {
+      const std::size_t close = body.rfind('"');
+      const std::size_t open = body.rfind('"', close - 1);
+      const std::string name = body.substr(open + 1, close - open - 1);
+      const std::string kind = body.starts_with("Network ") ? "net/" : "rdma/";
+      out.insert({kind + name, "pci/" + pci_stack.back().second});
+    }
+  }
+  return out;
+}
+
+class NetCaptureOracle : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NetCaptureOracle, PciPlacementMatchesLstopo) {
+  const auto d = discover_capture(GetParam());
+  std::set<Placed> ours;
+  for (NodeKind kind : {NodeKind::kNetDevice, NodeKind::kRdmaDevice}) {
+    for (const Placed& p : placed_of_kind(d.topology, kind)) {
+      if (p.parent != "machine") ours.insert(p);
+    }
+  }
+  const std::set<Placed> expected = lstopo_os_devices(GetParam());
+  EXPECT_EQ(ours, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Captures, NetCaptureOracle,
+                         ::testing::Values("32em64t-2n8c+1mic", "40intel64-2g2n4c+pci",
+                                           "32intel64-2p8co2t+8ve", "2pa-pcidomain32bits"),
+                         [](const auto& param) {
+                           std::string name = param.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace nodetopo::test

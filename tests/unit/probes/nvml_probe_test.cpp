@@ -1,0 +1,635 @@
+// The NVML probe over hand-written hosts, with the mock NVML library loaded by path through the
+// probe's own dlopen code (the path a real libnvidia-ml.so.1 takes).
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <link.h>
+
+#include <nodetopo/probes/discovery.hpp>
+#include <nodetopo/probes/nvml_probe.hpp>
+#include <nodetopo/probes/pci_probe.hpp>
+
+#include "nvml_fake_host.hpp"
+
+namespace nodetopo::test {
+namespace {
+
+using probes::Discovery;
+using probes::ProbeOptions;
+using probes::SysRoot;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+probes::ProbeOptions with_mock() {
+  ProbeOptions options;
+  options.nvml_library = mock_nvml_library().string();
+  return options;
+}
+
+const ProbeReport& report_of(const Discovery& d, std::string_view probe) {
+  for (const ProbeReport& r : d.reports) {
+    if (r.probe == probe) return r;
+  }
+  throw std::runtime_error("no report for " + std::string(probe));
+}
+
+// A probe standing in for another engineer's: runs a callback on the builder in a given phase.
+class LambdaProbe final : public probes::Probe {
+ public:
+  using Fn = std::function<void(TopologyBuilder&)>;
+  LambdaProbe(probes::ProbePhase phase, Fn fn) : phase_(phase), fn_(std::move(fn)) {}
+  [[nodiscard]] std::string_view name() const override { return "stand-in"; }
+  [[nodiscard]] probes::ProbePhase phase() const override { return phase_; }
+  Result<void> discover(probes::ProbeContext&, TopologyBuilder& builder) override {
+    fn_(builder);
+    return {};
+  }
+
+ private:
+  probes::ProbePhase phase_;
+  Fn fn_;
+};
+
+// PCI probe + NVML probe (+ stand-ins) over a capture-like (non-live) root.
+Discovery run(const FakeHost& host, const ProbeOptions& options,
+              std::vector<std::unique_ptr<probes::Probe>> extra = {},
+              SysRoot::Liveness liveness = SysRoot::Liveness::kCapture) {
+  auto root = SysRoot::open(host.root(), liveness);
+  if (!root) throw std::runtime_error(root.error().describe());
+  std::vector<std::unique_ptr<probes::Probe>> list;
+  list.push_back(std::make_unique<probes::PciProbe>());
+  list.push_back(std::make_unique<probes::NvmlProbe>());
+  for (auto& p : extra)
+    list.push_back(std::move(p));
+  return probes::run_probes(root.value(), list, options);
+}
+
+const Node& node(const Topology& t, const std::string& id) {
+  auto found = t.find(id);
+  if (!found) throw std::runtime_error("no node " + id);
+  return t.node(*found);
+}
+
+// NVLink links as "from -> to" : value.
+std::map<std::string, std::int64_t> nvlinks(const Topology& t) {
+  std::map<std::string, std::int64_t> out;
+  for (const Link& l : t.links()) {
+    if (l.kind != LinkKind::kNvLink) continue;
+    out[t.node(l.from).id + " -> " + t.node(l.to).id] = l.value;
+  }
+  return out;
+}
+
+// Whether a shared object whose path contains `needle` is loaded in this process.
+bool library_loaded(const std::string& needle) {
+  struct Search {
+    const std::string* needle;
+    bool found;
+  } search{&needle, false};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        if (info->dlpi_name != nullptr &&
+            std::string(info->dlpi_name).find(*s->needle) != std::string::npos) {
+          s->found = true;
+        }
+        return 0;
+      },
+      &search);
+  return search.found;
+}
+
+// ---- The HGX H100 shape ----------------------------------------------------------------------
+
+TEST(NvmlProbe, HgxH100GpusLinkToFourNvSwitchesWithTheirLinkCounts) {
+  FakeHost host;
+  host.set_fixture(hgx_h100(host));
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kOk) << r.error;
+  EXPECT_THAT(r.warnings, IsEmpty());
+  EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
+
+  const Topology& t = d.topology;
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::kAccelerator).size(), 8u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::kNvSwitch).size(), 4u);
+  const auto links = nvlinks(t);
+  EXPECT_EQ(links.size(), 32u);  // 8 GPUs x 4 switches, no GPU-GPU link
+  const std::vector<std::int64_t> per_switch = {5, 4, 4, 5};
+  for (const auto& gpu : hgx_gpus()) {
+    std::int64_t total = 0;
+    for (std::size_t s = 0; s < 4; ++s) {
+      const std::string key = "accelerator/" + gpu + " -> nvswitch/" + hgx_switches()[s];
+      ASSERT_TRUE(links.contains(key)) << key;
+      EXPECT_EQ(links.at(key), per_switch[s]) << key;
+      total += links.at(key);
+    }
+    EXPECT_EQ(total, 18);
+  }
+  for (const auto& sw : hgx_switches()) {
+    const Node& n = node(t, "nvswitch/" + sw);
+    EXPECT_EQ(n.kind, NodeKind::kNvSwitch);
+    EXPECT_EQ(t.node(n.parent).id, "pci/" + sw);
+    EXPECT_EQ(n.as<AcceleratorInfo>().vendor, AcceleratorVendor::kNvidia);
+    EXPECT_EQ(n.as<AcceleratorInfo>().product, "NVSwitch (3rd gen)");
+  }
+}
+
+TEST(NvmlProbe, AcceleratorNodesCarryNvmlIdentityUnderTheirPciFunction) {
+  FakeHost host;
+  host.set_fixture(hgx_h100(host));
+  const Discovery d = run(host, with_mock());
+  // Index 2's fixture bus id is "00000000:52:00.0" in NVML's upper-case 8-digit form.
+  const Node& gpu = node(d.topology, "accelerator/0000:52:00.0");
+  EXPECT_EQ(gpu.kind, NodeKind::kAccelerator);
+  EXPECT_EQ(d.topology.node(gpu.parent).id, "pci/0000:52:00.0");
+  const auto& info = gpu.as<AcceleratorInfo>();
+  EXPECT_EQ(info.vendor, AcceleratorVendor::kNvidia);
+  EXPECT_EQ(info.product, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(info.uuid, "GPU-3f1e7a52-0b4c-5d1e-9a7f-2c8b6e4d1a02");
+  EXPECT_EQ(info.serial, "1654922001232");
+  EXPECT_EQ(info.memory_bytes, 85520809984ULL);
+  EXPECT_EQ(info.driver_version, "550.54.15");
+  EXPECT_EQ(info.architecture, "hopper");
+  ASSERT_TRUE(info.index.has_value());
+  EXPECT_EQ(*info.index, 2u);
+  EXPECT_EQ(info.fabric_cluster_uuid, "6a0f4c1e-2b3d-4e5f-8a9b-0c1d2e3f4a5b");
+  ASSERT_TRUE(info.fabric_clique_id.has_value());
+  EXPECT_EQ(*info.fabric_clique_id, 32766u);
+}
+
+// ---- Direct GPU-GPU NVLink (A100 with NVLink bridges, no NVSwitch) ----------------------------
+
+TEST(NvmlProbe, DirectGpuPairsGiveOneLinkPerDirectionWithTheBondedCount) {
+  FakeHost host;
+  const std::vector<std::string> gpus = {"0000:17:00.0", "0000:31:00.0", "0000:b1:00.0",
+                                         "0000:ca:00.0"};
+  nlohmann::json devices = nlohmann::json::array();
+  for (unsigned int i = 0; i < 4; ++i) {
+    host.add_pci_function(gpus[i], kNvidia, 0x20b5, k3dController);
+    nlohmann::json gpu = fixture_gpu(i, gpus[i]);
+    gpu["name"] = "NVIDIA A100 80GB PCIe";
+    gpu["architecture"] = 7;
+    const std::string peer = gpus[i ^ 1U];  // 0<->1, 2<->3
+    for (unsigned int link = 0; link < 12; ++link) {
+      // GPU 2 has 4 links down (a missing bridge): NV8 from its side only.
+      if (i == 2 && link >= 8) {
+        gpu["nvlinks"].push_back({{"link", link}, {"active", false}});
+      } else {
+        gpu["nvlinks"].push_back(active_link(link, peer, "gpu"));
+      }
+    }
+    devices.push_back(gpu);
+  }
+  host.set_fixture({{"driver_version", "535.104.05"}, {"devices", devices}});
+  const Discovery d = run(host, with_mock());
+  EXPECT_EQ(report_of(d, "nvml").status, ProbeStatus::kOk) << report_of(d, "nvml").error;
+  const auto links = nvlinks(d.topology);
+  EXPECT_EQ(links, (std::map<std::string, std::int64_t>{
+                       {"accelerator/0000:17:00.0 -> accelerator/0000:31:00.0", 12},
+                       {"accelerator/0000:31:00.0 -> accelerator/0000:17:00.0", 12},
+                       {"accelerator/0000:b1:00.0 -> accelerator/0000:ca:00.0", 8},
+                       {"accelerator/0000:ca:00.0 -> accelerator/0000:b1:00.0", 12},
+                   }));
+  EXPECT_THAT(d.topology.nodes_of_kind(NodeKind::kNvSwitch), IsEmpty());
+  EXPECT_EQ(node(d.topology, "accelerator/0000:17:00.0").as<AcceleratorInfo>().architecture,
+            "ampere");
+}
+
+// ---- Fabric
+// ---------------------------------------------------------------------------------------
+
+nlohmann::json one_gpu_with_fabric(FakeHost& host, const nlohmann::json& fabric) {
+  host.add_gpu("0000:1b:00.0");
+  nlohmann::json gpu = fixture_gpu(0, "0000:1b:00.0");
+  if (!fabric.is_null()) gpu["fabric"] = fabric;
+  return {{"driver_version", "570.86.15"}, {"devices", {gpu}}};
+}
+
+const AcceleratorInfo& only_gpu(const Discovery& d) {
+  return node(d.topology, "accelerator/0000:1b:00.0").as<AcceleratorInfo>();
+}
+
+TEST(NvmlProbe, FabricFallsBackToTheUnversionedCallOnOlderDrivers) {
+  const nlohmann::json fabric = {{"cluster_uuid", "00112233-4455-6677-8899-aabbccddeeff"},
+                                 {"clique_id", 7}};
+  // A driver that knows v2 but not v3, one without the versioned call, one where it says
+  // NOT_SUPPORTED or fails: all end up with the unversioned call's answer, without a warning.
+  for (const char* fail : {"", "25", "13", "3", "999"}) {
+    SCOPED_TRACE(std::string("nvmlDeviceGetGpuFabricInfoV fails with ") + fail);
+    FakeHost host;
+    nlohmann::json f = one_gpu_with_fabric(host, fabric);
+    if (*fail != '\0') f["fail"] = {{"nvmlDeviceGetGpuFabricInfoV", std::stoi(fail)}};
+    host.set_fixture(f);
+    const Discovery d = run(host, with_mock());
+    EXPECT_EQ(report_of(d, "nvml").status, ProbeStatus::kOk);
+    EXPECT_EQ(only_gpu(d).fabric_cluster_uuid, "00112233-4455-6677-8899-aabbccddeeff");
+    EXPECT_EQ(only_gpu(d).fabric_clique_id, 7u);
+  }
+}
+
+TEST(NvmlProbe, FabricCallsAllFailingGiveOneWarningWithTheFirstRealError) {
+  FakeHost host;
+  nlohmann::json f = one_gpu_with_fabric(
+      host, {{"cluster_uuid", "00112233-4455-6677-8899-aabbccddeeff"}, {"clique_id", 7}});
+  f["devices"][0]["fail"] = {{"nvmlDeviceGetGpuFabricInfoV", 15},
+                             {"nvmlDeviceGetGpuFabricInfo", 999}};
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  EXPECT_THAT(report_of(d, "nvml").warnings,
+              ElementsAre(AllOf(HasSubstr("NVML device 0000:1b:00.0"),
+                                HasSubstr("nvmlDeviceGetGpuFabricInfoV failed"),
+                                HasSubstr("GPU is lost"))));
+  EXPECT_EQ(only_gpu(d).fabric_cluster_uuid, "");
+}
+
+TEST(NvmlProbe, FabricNotCompletedOrAbsentLeavesTheFieldsEmptyWithoutWarning) {
+  for (const nlohmann::json& fabric :
+       {nlohmann::json(),
+        nlohmann::json{{"cluster_uuid", "00112233-4455-6677-8899-aabbccddeeff"},
+                       {"clique_id", 7},
+                       {"state", 2}},
+        nlohmann::json{{"clique_id", 0}}}) {  // completed, but an all-zero cluster UUID
+    SCOPED_TRACE(fabric.dump());
+    FakeHost host;
+    host.set_fixture(one_gpu_with_fabric(host, fabric));
+    const Discovery d = run(host, with_mock());
+    EXPECT_EQ(report_of(d, "nvml").status, ProbeStatus::kOk);
+    EXPECT_EQ(only_gpu(d).fabric_cluster_uuid, "");
+    EXPECT_FALSE(only_gpu(d).fabric_clique_id.has_value());
+  }
+}
+
+TEST(NvmlProbe, FabricRegistrationErrorIsAWarningNamingTheDevice) {
+  FakeHost host;
+  host.set_fixture(one_gpu_with_fabric(
+      host, {{"cluster_uuid", "00112233-4455-6677-8899-aabbccddeeff"}, {"status", 10}}));
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kWarnings);
+  EXPECT_THAT(r.warnings, ElementsAre(AllOf(HasSubstr("0000:1b:00.0"), HasSubstr("fabric"),
+                                            HasSubstr("Timeout"))));
+  EXPECT_EQ(only_gpu(d).fabric_cluster_uuid, "");
+}
+
+// ---- Unavailable
+// ----------------------------------------------------------------------------------
+
+TEST(NvmlProbe, MissingLibraryIsUnavailableAndTheOtherProbesStillWork) {
+  FakeHost host;
+  host.set_fixture(hgx_h100(host));
+  ProbeOptions options;
+  options.nvml_library = (host.root() / "no-such-dir/libnvidia-ml.so.1").string();
+  const Discovery d = run(host, options);
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  EXPECT_THAT(r.error,
+              AllOf(HasSubstr("no-such-dir/libnvidia-ml.so.1"), HasSubstr("cannot be loaded")));
+  EXPECT_EQ(r.error.find('\n'), std::string::npos);  // one line
+  EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
+  EXPECT_NE(d.topology.find("pci/0000:1b:00.0"), std::nullopt);
+  EXPECT_THAT(d.topology.nodes_of_kind(NodeKind::kAccelerator), IsEmpty());
+  EXPECT_THAT(d.topology.links(), IsEmpty());
+}
+
+TEST(NvmlProbe, LibraryWithoutNvmlSymbolsIsUnavailable) {
+  FakeHost host;
+  host.add_gpu("0000:1b:00.0");
+  ProbeOptions options;
+  options.nvml_library = "libc.so.6";  // loads, but is not NVML
+  const ProbeReport r = report_of(run(host, options), "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  EXPECT_THAT(r.error, AllOf(HasSubstr("lacks required symbols"), HasSubstr("nvmlInit_v2")));
+}
+
+TEST(NvmlProbe, InitFailureIsUnavailableWithNvmlsReason) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  f["fail"] = {{"nvmlInit_v2", 9}};
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  EXPECT_THAT(r.error, AllOf(HasSubstr("nvmlInit_v2"), HasSubstr("Driver Not Loaded"),
+                             HasSubstr("NVML error 9")));
+  EXPECT_THAT(r.warnings, IsEmpty());
+  EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
+}
+
+TEST(NvmlProbe, MockWithoutUsableFixtureBehavesLikeAHostWithoutDriver) {
+  for (const char* text : {"", "{ not json", R"({"devices":[{"index":0}]})",
+                           R"({"devices":[{"index":1,"pci_bus_id":"0000:1b:00.0"}]})"}) {
+    SCOPED_TRACE(text);
+    FakeHost host;
+    host.add_gpu("0000:1b:00.0");
+    if (*text != '\0') host.set_fixture_text(text);  // else: the variable is not set at all
+    const ProbeReport r = report_of(run(host, with_mock()), "nvml");
+    EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+    EXPECT_THAT(r.error, HasSubstr("NVML error 12"));
+  }
+}
+
+TEST(NvmlProbe, NoGpuIsUnavailable) {
+  FakeHost host;
+  host.set_fixture({{"driver_version", "550.54.15"}, {"devices", nlohmann::json::array()}});
+  const ProbeReport r = report_of(run(host, with_mock()), "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  EXPECT_THAT(r.error, HasSubstr("no GPU"));
+}
+
+TEST(NvmlProbe, NonLiveRootWithoutLibraryIsUnavailableWithoutLoadingNvml) {
+  FakeHost host;
+  host.set_fixture(hgx_h100(host));
+  // (An NVML loaded earlier in this process and never unloaded would make this check vacuous;
+  // ctest runs every test in its own process.)
+  const bool loaded_before = library_loaded("libnvidia-ml");
+  const Discovery d = run(host, ProbeOptions{});
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  EXPECT_THAT(r.error, HasSubstr("capture or mock tree"));
+  EXPECT_EQ(library_loaded("libnvidia-ml"), loaded_before);
+  EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
+}
+
+TEST(NvmlProbe, LiveRootWithoutLibraryTriesTheSystemNvml) {
+  FakeHost host;
+  host.add_gpu("0000:1b:00.0");
+  const Discovery d = run(host, ProbeOptions{}, {}, SysRoot::Liveness::kLive);
+  const ProbeReport& r = report_of(d, "nvml");
+  // Here the system library decides: absent (CI) -> unavailable naming it; present (a GPU host)
+  // -> whatever the driver says, but never the non-live refusal.
+  EXPECT_THAT(r.error, ::testing::Not(HasSubstr("capture or mock tree")));
+  if (r.status == ProbeStatus::kUnavailable &&
+      r.error.find("cannot be loaded") != std::string::npos) {
+    EXPECT_THAT(r.error, HasSubstr("'libnvidia-ml.so.1'"));
+  }
+}
+
+// ---- Per-device failures ------------------------------------------------------------------------
+
+TEST(NvmlProbe, OneDeviceFailingACallWarnsNamingDeviceAndCallAndTheRestCarriesOn) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  f["devices"][3]["fail"] = {{"nvmlDeviceGetUUID", 999},
+                             {"nvmlDeviceGetNvLinkRemotePciInfo_v2", 15},
+                             {"nvmlDeviceGetSerial", 3}};  // NOT_SUPPORTED: silent
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kWarnings);
+  EXPECT_THAT(r.warnings,
+              ElementsAre(AllOf(HasSubstr("NVML device 0000:61:00.0 (index 3)"),
+                                HasSubstr("nvmlDeviceGetUUID failed"), HasSubstr("Unknown Error")),
+                          AllOf(HasSubstr("NVML device 0000:61:00.0 (index 3)"),
+                                HasSubstr("nvmlDeviceGetNvLinkRemotePciInfo_v2 failed"),
+                                HasSubstr("GPU is lost"), HasSubstr("NVLinks 0-17"))));
+  const auto& failed = node(d.topology, "accelerator/0000:61:00.0").as<AcceleratorInfo>();
+  EXPECT_EQ(failed.uuid, "");
+  EXPECT_EQ(failed.serial, "");
+  EXPECT_EQ(failed.product, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(failed.memory_bytes, 85520809984ULL);
+  EXPECT_EQ(failed.fabric_clique_id, 32766u);
+  const auto links = nvlinks(d.topology);
+  EXPECT_EQ(links.size(), 28u);  // the 7 other GPUs keep their 4 switch links
+  EXPECT_FALSE(links.contains("accelerator/0000:61:00.0 -> nvswitch/0000:05:00.0"));
+  EXPECT_EQ(node(d.topology, "accelerator/0000:1b:00.0").as<AcceleratorInfo>().uuid,
+            "GPU-3f1e7a52-0b4c-5d1e-9a7f-2c8b6e4d1a00");
+}
+
+TEST(NvmlProbe, DeviceWhosePciInfoFailsIsSkippedWithAWarning) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  f["devices"][0]["fail"] = {{"nvmlDeviceGetPciInfo_v3", 999}};
+  f["devices"][1]["fail"] = {{"nvmlDeviceGetHandleByIndex_v2", 15}};
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_THAT(r.warnings,
+              ElementsAre(AllOf(HasSubstr("index 0"), HasSubstr("nvmlDeviceGetPciInfo_v3")),
+                          AllOf(HasSubstr("index 1"), HasSubstr("nvmlDeviceGetHandleByIndex_v2"))));
+  EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kAccelerator).size(), 6u);
+  EXPECT_EQ(nvlinks(d.topology).size(), 24u);
+}
+
+TEST(NvmlProbe, RemoteTypeFailureFallsBackToThePciTree) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  f["devices"][5]["fail"] = {{"nvmlDeviceGetNvLinkRemoteDeviceType", 999}};
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_THAT(r.warnings, ElementsAre(AllOf(HasSubstr("0000:c3:00.0"),
+                                            HasSubstr("nvmlDeviceGetNvLinkRemoteDeviceType"),
+                                            HasSubstr("taken from the PCI tree"))));
+  EXPECT_EQ(nvlinks(d.topology).size(), 32u);
+  EXPECT_EQ(nvlinks(d.topology).at("accelerator/0000:c3:00.0 -> nvswitch/0000:08:00.0"), 5);
+}
+
+TEST(NvmlProbe, RemoteAddressWithoutPciFunctionWarnsAndKeepsTheOtherLinks) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  // Links 13-17 of GPU 0 lead to a switch absent from the PCI tree; GPU 1's link 0 to a GPU that
+  // is not there either.
+  for (unsigned int link = 13; link < 18; ++link)
+    f["devices"][0]["nvlinks"][link]["remote_pci_bus_id"] = "0000:e0:00.0";
+  f["devices"][1]["nvlinks"][0] = active_link(0, "0001:00:00.0", "gpu");
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kWarnings);
+  EXPECT_THAT(r.warnings,
+              ElementsAre(AllOf(HasSubstr("NVML device 0000:1b:00.0"),
+                                HasSubstr("remote NVSwitch 0000:e0:00.0 has no PCI function"),
+                                HasSubstr("NVLinks 13-17")),
+                          AllOf(HasSubstr("NVML device 0000:43:00.0"),
+                                HasSubstr("remote GPU 0001:00:00.0 has no PCI function"),
+                                HasSubstr("NVLink 0)"))));
+  const auto links = nvlinks(d.topology);
+  EXPECT_FALSE(links.contains("accelerator/0000:1b:00.0 -> nvswitch/0000:08:00.0"));
+  EXPECT_EQ(links.at("accelerator/0000:1b:00.0 -> nvswitch/0000:05:00.0"), 5);
+  EXPECT_EQ(links.at("accelerator/0000:43:00.0 -> nvswitch/0000:05:00.0"), 4);
+  EXPECT_EQ(d.topology.find("nvswitch/0000:e0:00.0"), std::nullopt);
+}
+
+TEST(NvmlProbe, SwitchAddressOfANonNvidiaFunctionIsRefused) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  host.add_pci_function("0000:00:00.0", 0x8086, 0x09a2, 0x060000);  // a host bridge function
+  for (unsigned int link = 0; link < 18; ++link)
+    f["devices"][7]["nvlinks"][link]["remote_pci_bus_id"] = "0000:00:00.0";
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  EXPECT_THAT(report_of(d, "nvml").warnings,
+              ElementsAre(AllOf(HasSubstr("0000:df:00.0"), HasSubstr("vendor 8086"))));
+  EXPECT_EQ(d.topology.find("nvswitch/0000:00:00.0"), std::nullopt);
+}
+
+TEST(NvmlProbe, GpuWithoutPciFunctionIsSkippedWithAWarning) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  f["devices"].push_back(fixture_gpu(8, "0000:ee:00.0"));
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  EXPECT_THAT(report_of(d, "nvml").warnings,
+              ElementsAre(AllOf(HasSubstr("NVML device 0000:ee:00.0 (index 8)"),
+                                HasSubstr("no PCI function pci/0000:ee:00.0"))));
+  EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kAccelerator).size(), 8u);
+}
+
+// ---- Cooperation with other probes -------------------------------------------------------------
+
+TEST(NvmlProbe, CompletesAcceleratorAndNvSwitchNodesAnotherProbeMade) {
+  FakeHost host;
+  host.set_fixture(hgx_h100(host));
+  std::vector<std::unique_ptr<probes::Probe>> extra;
+  // What a sysfs accelerator probe (phase kDevices) would have made from PCI ids.
+  extra.push_back(std::make_unique<LambdaProbe>(probes::ProbePhase::kDevices, [](auto& b) {
+    AcceleratorInfo gpu;
+    gpu.vendor = AcceleratorVendor::kNvidia;
+    gpu.product = "H100 SXM5 80GB";
+    gpu.memory_bytes = 1;
+    ASSERT_TRUE(b.add(NodeKind::kAccelerator, "accelerator/0000:1b:00.0",
+                      *b.find("pci/0000:1b:00.0"), gpu));
+    AcceleratorInfo sw;
+    sw.vendor = AcceleratorVendor::kNvidia;
+    sw.product = "from the sysfs probe";
+    ASSERT_TRUE(
+        b.add(NodeKind::kNvSwitch, "nvswitch/0000:05:00.0", *b.find("pci/0000:05:00.0"), sw));
+  }));
+  const Discovery d = run(host, with_mock(), std::move(extra));
+  EXPECT_EQ(report_of(d, "nvml").status, ProbeStatus::kOk);
+  EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kAccelerator).size(), 8u);
+  EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kNvSwitch).size(), 4u);
+  const auto& gpu = node(d.topology, "accelerator/0000:1b:00.0").as<AcceleratorInfo>();
+  EXPECT_EQ(gpu.product, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(gpu.memory_bytes, 85520809984ULL);
+  EXPECT_EQ(gpu.uuid, "GPU-3f1e7a52-0b4c-5d1e-9a7f-2c8b6e4d1a00");
+  EXPECT_EQ(node(d.topology, "nvswitch/0000:05:00.0").as<AcceleratorInfo>().product,
+            "from the sysfs probe");
+  EXPECT_EQ(nvlinks(d.topology).at("accelerator/0000:1b:00.0 -> nvswitch/0000:05:00.0"), 5);
+}
+
+TEST(NvmlProbe, GpuMemoryNumaNodeIsMarkedAsTheGpusAndCpuNodeFillsUnknownLocality) {
+  FakeHost host;
+  host.add_gpu("0000:1b:00.0");
+  host.add_gpu("0000:43:00.0");
+  nlohmann::json g0 = fixture_gpu(0, "0000:1b:00.0");
+  g0["numa_node"] = 4;  // GPU memory node (coherent platform)
+  nlohmann::json g1 = fixture_gpu(1, "0000:43:00.0");
+  g1["numa_node"] = 0;  // a node with CPUs: locality hint
+  host.set_fixture({{"devices", {g0, g1}}});
+  std::vector<std::unique_ptr<probes::Probe>> extra;
+  extra.push_back(std::make_unique<LambdaProbe>(probes::ProbePhase::kPlatform, [](auto& b) {
+    NumaInfo cpu;
+    cpu.os_index = 0;
+    cpu.cpus.insert_range(0, 7);
+    ASSERT_TRUE(b.add(NodeKind::kNumaNode, "numa/0", b.root(), cpu));
+    NumaInfo mem;
+    mem.os_index = 4;
+    mem.subtype = "GPUMemory";
+    ASSERT_TRUE(b.add(NodeKind::kNumaNode, "numa/4", b.root(), mem));
+  }));
+  const Discovery d = run(host, with_mock(), std::move(extra));
+  EXPECT_EQ(report_of(d, "nvml").status, ProbeStatus::kOk);
+  const auto& mem = node(d.topology, "numa/4").as<NumaInfo>();
+  ASSERT_TRUE(mem.device.has_value());
+  EXPECT_EQ(mem.device->to_string(), "0000:1b:00.0");
+  EXPECT_FALSE(node(d.topology, "numa/0").as<NumaInfo>().device.has_value());
+  EXPECT_EQ(node(d.topology, "pci/0000:43:00.0").as<PciFunctionInfo>().numa_node, 0u);
+}
+
+// ---- Old drivers: only the required symbols --------------------------------------------------
+
+TEST(NvmlProbe, LibraryWithOnlyTheRequiredSymbolsStillGivesAccelerators) {
+  FakeHost host;
+  host.set_fixture(hgx_h100(host));
+  ProbeOptions options;
+  options.nvml_library = mock_nvml_minimal_library().string();
+  const Discovery d = run(host, options);
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kOk) << r.error;
+  EXPECT_THAT(r.warnings, IsEmpty());
+  const auto& gpu = node(d.topology, "accelerator/0000:9d:00.0").as<AcceleratorInfo>();
+  EXPECT_EQ(gpu.index, 4u);
+  EXPECT_EQ(gpu.product, "H100 SXM5 80GB");  // the PCI name: NVML could not tell its own
+  EXPECT_EQ(gpu.uuid, "");
+  EXPECT_THAT(d.topology.links(), IsEmpty());
+}
+
+// ---- The whole runner path ---------------------------------------------------------------------
+
+TEST(NvmlProbe, DiscoverRunsItAsTheNvmlProbeOfTheDefaultList) {
+  FakeHost host;
+  host.set_fixture(hgx_h100(host));
+  auto root = SysRoot::open(host.root(), SysRoot::Liveness::kCapture);
+  ASSERT_TRUE(root);
+  const Discovery d = probes::discover(root.value(), with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kOk) << r.error;
+  EXPECT_EQ(report_of(d, "cpu").status, ProbeStatus::kOk) << report_of(d, "cpu").error;
+  EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
+  EXPECT_EQ(nvlinks(d.topology).size(), 32u);
+  // GPUs 0-3 report NUMA node 0 (a node with CPUs): it fills their unknown PCI locality.
+  EXPECT_EQ(node(d.topology, "pci/0000:1b:00.0").as<PciFunctionInfo>().numa_node, 0u);
+  EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kNvSwitch).size(), 4u);
+
+  // Without a library on this non-live root: unavailable, the same tree otherwise.
+  const Discovery plain = probes::discover(root.value(), ProbeOptions{});
+  EXPECT_EQ(report_of(plain, "nvml").status, ProbeStatus::kUnavailable);
+  EXPECT_EQ(report_of(plain, "cpu").status, ProbeStatus::kOk);
+  EXPECT_EQ(report_of(plain, "pci").status, ProbeStatus::kOk);
+  EXPECT_EQ(plain.topology.find("pci/0000:1b:00.0").has_value(), true);
+}
+
+TEST(NvmlProbe, RepeatedDiscoveriesInOneProcessReadTheCurrentFixture) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  host.set_fixture(f);
+  auto root = SysRoot::open(host.root(), SysRoot::Liveness::kCapture);
+  ASSERT_TRUE(root);
+  EXPECT_EQ(nvlinks(probes::discover(root.value(), with_mock()).topology).size(), 32u);
+  f["devices"][0]["nvlinks"] = nlohmann::json::array();
+  host.set_fixture(f);
+  EXPECT_EQ(nvlinks(probes::discover(root.value(), with_mock()).topology).size(), 28u);
+}
+
+// ---- The mock's ABI
+// ------------------------------------------------------------------------------
+
+TEST(MockNvml, ExportsExactlyTheSymbolsTheProbeResolves) {
+  for (const auto& [library, expected_count] :
+       {std::pair{mock_nvml_library(), probes::nvml_symbols().size()},
+        std::pair{mock_nvml_minimal_library(), std::size_t{5}}}) {
+    SCOPED_TRACE(library.string());
+    const CommandResult nm = run_command({"nm", "-D", "--defined-only", library.string()});
+    ASSERT_EQ(nm.exit_code, 0) << nm.err;
+    std::vector<std::string> exported;
+    std::istringstream lines(nm.out);
+    for (std::string line; std::getline(lines, line);) {
+      const std::string name = line.substr(line.rfind(' ') + 1);
+      EXPECT_EQ(line.substr(line.find(' ') + 1, 2), "T ") << line;  // functions only
+      exported.push_back(name);
+    }
+    std::vector<std::string> expected(
+        probes::nvml_symbols().begin(),
+        probes::nvml_symbols().begin() + static_cast<std::ptrdiff_t>(expected_count));
+    std::sort(exported.begin(), exported.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(exported, expected);
+  }
+  const CommandResult soname = run_command({"readelf", "-d", mock_nvml_library().string()});
+  EXPECT_THAT(soname.out, HasSubstr("Library soname: [libnvidia-ml.so.1]"));
+  EXPECT_THAT(soname.out, ::testing::Not(HasSubstr("libnodetopo")));
+}
+
+}  // namespace
+}  // namespace nodetopo::test
