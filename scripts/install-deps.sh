@@ -38,3 +38,29 @@ if ((${#missing[@]})); then
 else
   echo "install-deps: all ${#packages[@]} Debian packages present"
 fi
+
+# The independent validator of the Kubernetes objects nodetopo renders (tests/validate) runs on
+# node with the npm package kubernetes-models. Debian's nodejs and npm are installed only when no
+# node/npm is on the PATH (a NodeSource nodejs already bundles npm and conflicts with Debian's).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: node and npm are missing; run this script as root to install them" >&2
+    exit 1
+  fi
+  echo "install-deps: installing nodejs npm"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+
+# npm ci from the committed lock file, skipped when node_modules already matches it.
+validate_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/validate"
+stamp="$validate_dir/node_modules/.nodetopo-lock.sha256"
+lock_sum="$(sha256sum "$validate_dir/package-lock.json" | cut -d' ' -f1)"
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
+  echo "install-deps: tests/validate node modules up to date"
+else
+  echo "install-deps: npm ci in tests/validate"
+  (cd "$validate_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$lock_sum" >"$stamp"
+fi

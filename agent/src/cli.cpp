@@ -37,6 +37,7 @@ int run_cli(int argc, char** argv) {
   CommandRunner runner;
   register_dump_command(app, runner);
   register_matrix_command(app, runner);
+  register_export_command(app, runner);
 
   try {
     app.parse(argc, argv);

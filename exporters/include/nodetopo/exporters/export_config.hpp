@@ -1,0 +1,55 @@
+// The node's export settings: which DRA driver name to publish under and whether GPUs are
+// published for fractional sharing. Read from `etc/nodetopo/export.yaml` under the host root (the
+// command reads the file through SysRoot; this parser only sees its text), overridden by the
+// command line. A mock host (e.g. the hami-lab profile) enables sharing by shipping that file.
+//
+//   # etc/nodetopo/export.yaml
+//   driver: nodetopo.dev          # optional, DRA driver name and attribute domain
+//   sharing:
+//     mode: consumable            # none | consumable | partitionable
+//     cores: 100                  # "cores" capacity of one GPU (percent of its compute)
+//     memoryStep: 1Gi             # consumable: granularity of memory requests
+//     partitions: [2, 4]          # partitionable: also publish halves and quarters
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nodetopo/topology/error.hpp>
+
+namespace nodetopo::exporters {
+
+/// Root-relative path of the settings file.
+inline constexpr std::string_view kExportConfigPath = "etc/nodetopo/export.yaml";
+
+enum class SharingMode : std::uint8_t {
+  kNone,           ///< one device per GPU, allocated whole
+  kConsumable,     ///< allowMultipleAllocations + consumable memory/cores capacity
+  kPartitionable,  ///< sharedCounters per GPU + partition devices consuming them (1.35+)
+};
+
+/// "none", "consumable", "partitionable".
+std::string_view to_string(SharingMode mode);
+/// Inverse of to_string(); an error listing the accepted names otherwise.
+Result<SharingMode> parse_sharing_mode(std::string_view text);
+
+struct SharingConfig {
+  SharingMode mode = SharingMode::kNone;
+  std::uint32_t cores = 100;                           ///< 1..10000
+  std::uint64_t memory_step = std::uint64_t{1} << 30;  ///< bytes, at least 1 MiB
+  std::vector<std::uint32_t> partitions = {2, 4};      ///< each 2..16, ascending, unique
+};
+
+struct ExportConfig {
+  std::optional<std::string> driver;
+  std::optional<SharingConfig> sharing;  ///< absent: the file says nothing about sharing
+};
+
+/// Parses the YAML text of the settings file. Unknown keys, wrong types and out-of-range values
+/// are errors naming `source` and the key.
+Result<ExportConfig> parse_export_config(std::string_view text, std::string_view source);
+
+}  // namespace nodetopo::exporters
