@@ -32,6 +32,7 @@ int run_cli(int argc, char** argv) {
 
   CommandRunner runner;
   register_dump_command(app, runner);
+  register_mock_command(app, runner);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,253 @@
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nodetopo/mock/builder.hpp>
+#include <nodetopo/mock/profiles.hpp>
+
+#include "image.hpp"
+#include "plan.hpp"
+#include "writers.hpp"
+
+namespace nodetopo::mock {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Error io_error(const std::string& what, const fs::path& path, int err) {
+  return make_error(ErrorCode::kIo, what + ": " + std::strerror(err), path.string());
+}
+
+Result<void> write_all(int fd, const std::string& data, const fs::path& path) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("cannot write", path, errno);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+// Writes an image below an existing, empty directory.
+Result<void> write_image(const HostImage& image, const fs::path& root) {
+  for (const std::string& dir : image.dirs) {
+    const fs::path path = root / dir;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      return io_error("cannot create directory", path, errno);
+    }
+  }
+  for (const auto& [rel, content] : image.files) {
+    const fs::path path = root / rel;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return io_error("cannot create file", path, errno);
+    auto written = write_all(fd, content, path);
+    if (::close(fd) != 0 && written) written = io_error("cannot write", path, errno);
+    if (!written) return written.error();
+  }
+  for (const auto& [rel, target] : image.symlinks) {
+    const fs::path path = root / rel;
+    if (::symlink(target.c_str(), path.c_str()) != 0) {
+      return io_error("cannot create symlink", path, errno);
+    }
+  }
+  return {};
+}
+
+bool directory_empty(const fs::path& dir) {
+  std::error_code ec;
+  return fs::directory_iterator(dir, ec) == fs::directory_iterator();
+}
+
+// mkdtemp on a pattern ending in XXXXXX; the directory has mode 0700.
+Result<fs::path> make_temp_dir(const fs::path& pattern) {
+  std::string buf = pattern.string();
+  if (::mkdtemp(buf.data()) == nullptr) {
+    return io_error("cannot create a temporary directory", pattern.parent_path(), errno);
+  }
+  return fs::path(buf);
+}
+
+void remove_tree(const fs::path& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+fs::path temp_base() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once, no concurrent setenv in the builder
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? fs::path(tmp) : fs::path("/tmp");
+}
+
+}  // namespace
+
+Result<HostImage> render_host(const Profile& profile, BuildSummary* summary) {
+  auto plan = detail::make_plan(profile);
+  if (!plan) return plan.error();
+  HostImage image;
+  detail::ImageWriter out(image);
+  detail::write_system(*plan, out);
+  detail::write_pci(*plan, out);
+  detail::write_network(*plan, out);
+  detail::write_accelerators(*plan, out);
+  detail::write_fixtures(*plan, out);
+  if (!out.conflicts().empty()) {
+    return make_error(ErrorCode::kInvalid,
+                      "internal error: the mock builder wrote '" + out.conflicts().front() +
+                          "' twice (please report this with the profile)",
+                      profile.source);
+  }
+  if (summary != nullptr) {
+    summary->entries = image.size();
+    summary->pci_functions = plan->functions.size();
+    summary->gpus = 0;
+    summary->nics = 0;
+    for (const detail::PlanDevice& d : plan->devices) {
+      summary->gpus += d.type == DeviceType::kGpu ? 1 : 0;
+      summary->nics += d.type == DeviceType::kNic ? 1 : 0;
+    }
+    summary->nvml_fixture = image.files.count(std::string(kNvmlFixtureFile)) != 0;
+  }
+  return image;
+}
+
+Result<BuildSummary> build_host(const Profile& profile, const fs::path& dir_in,
+                                const BuildOptions& options) {
+  BuildSummary summary;
+  auto image = render_host(profile, &summary);
+  if (!image) return image.error();
+
+  std::error_code ec;
+  const fs::path dir = fs::absolute(dir_in, ec).lexically_normal();
+  if (ec || dir.filename().empty()) {
+    return make_error(ErrorCode::kInvalid, "not a usable directory name", dir_in.string());
+  }
+  const bool exists = fs::exists(fs::symlink_status(dir, ec));
+  bool replace = false;
+  if (exists) {
+    if (!fs::is_directory(dir, ec)) {
+      return make_error(ErrorCode::kInvalid, "exists and is not a directory", dir.string());
+    }
+    if (!directory_empty(dir)) {
+      if (!options.replace_existing) {
+        return make_error(ErrorCode::kInvalid,
+                          "directory is not empty (use --force to replace a mock host built "
+                          "there before)",
+                          dir.string());
+      }
+      if (!fs::exists(dir / std::string(kManifestFile), ec)) {
+        return make_error(ErrorCode::kInvalid,
+                          "directory is not empty and holds no mock host (no " +
+                              std::string(kManifestFile) + "): refusing to delete its contents",
+                          dir.string());
+      }
+      replace = true;
+    }
+  }
+  const fs::path parent = dir.parent_path();
+  fs::create_directories(parent, ec);
+  if (ec)
+    return make_error(ErrorCode::kIo, "cannot create directory: " + ec.message(), parent.string());
+
+  // Build next to the destination and rename it into place: no partial host on failure.
+  auto staging = make_temp_dir(parent / ("." + dir.filename().string() + ".partial-XXXXXX"));
+  if (!staging) return staging.error();
+  if (auto written = write_image(*image, *staging); !written) {
+    remove_tree(*staging);
+    return written.error();
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(staging->c_str(), 0777 & ~mask);
+  fs::path old;
+  if (replace) {
+    auto moved = make_temp_dir(parent / ("." + dir.filename().string() + ".old-XXXXXX"));
+    if (!moved) {
+      remove_tree(*staging);
+      return moved.error();
+    }
+    old = *moved / "host";
+    if (::rename(dir.c_str(), old.c_str()) != 0) {
+      const int err = errno;
+      remove_tree(*staging);
+      remove_tree(*moved);
+      return io_error("cannot move the previous mock host aside", dir, err);
+    }
+  } else if (exists && ::rmdir(dir.c_str()) != 0) {
+    const int err = errno;
+    remove_tree(*staging);
+    return io_error("cannot replace the empty directory", dir, err);
+  }
+  if (::rename(staging->c_str(), dir.c_str()) != 0) {
+    const int err = errno;
+    remove_tree(*staging);
+    if (!old.empty()) {
+      ::rename(old.c_str(), dir.c_str());  // best effort: put the previous host back
+      remove_tree(old.parent_path());
+    }
+    return io_error("cannot move the new host into place", dir, err);
+  }
+  if (!old.empty()) remove_tree(old.parent_path());
+  return summary;
+}
+
+// ---------------------------------------------------------------- TempHost
+
+TempHost::TempHost(fs::path root, BuildSummary summary)
+    : root_(std::move(root)), summary_(summary) {}
+
+TempHost::TempHost(TempHost&& other) noexcept
+    : root_(std::move(other.root_)), summary_(other.summary_) {
+  other.root_.clear();
+}
+
+TempHost& TempHost::operator=(TempHost&& other) noexcept {
+  if (this != &other) {
+    remove();
+    root_ = std::move(other.root_);
+    summary_ = other.summary_;
+    other.root_.clear();
+  }
+  return *this;
+}
+
+TempHost::~TempHost() {
+  remove();
+}
+
+void TempHost::remove() {
+  if (!root_.empty()) remove_tree(root_);
+  root_.clear();
+}
+
+std::string TempHost::nvml_fixture() const {
+  if (!summary_.nvml_fixture) return {};
+  return (root_ / std::string(kNvmlFixtureFile)).string();
+}
+
+Result<TempHost> TempHost::create(std::string_view spec) {
+  auto profile = load_profile(spec);
+  if (!profile) return profile.error();
+  return create(*profile);
+}
+
+Result<TempHost> TempHost::create(const Profile& profile) {
+  BuildSummary summary;
+  auto image = render_host(profile, &summary);
+  if (!image) return image.error();
+  auto dir = make_temp_dir(temp_base() / "nodetopo-mock-XXXXXX");
+  if (!dir) return dir.error();
+  TempHost host(*dir, summary);  // owns the directory from here on: removed on every path
+  if (auto written = write_image(*image, host.root_); !written) return written.error();
+  return host;
+}
+
+}  // namespace nodetopo::mock
