@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -37,6 +38,43 @@ Result<void> write_all(int fd, const std::string& data, const fs::path& path) {
   return {};
 }
 
+// Opens directories of the image relative to the root and keeps the last one open: files are
+// created with openat() on it, which spares the kernel a full path walk per file (the image is
+// sorted, so most files of a directory come in a row).
+class DirCache {
+ public:
+  explicit DirCache(const fs::path& root) : root_(root) {}
+  DirCache(const DirCache&) = delete;
+  DirCache& operator=(const DirCache&) = delete;
+  ~DirCache() { close_current(); }
+
+  // The fd of `dir` (root-relative), or -1 with errno set.
+  int get(const std::string& dir) {
+    if (fd_ >= 0 && dir == dir_) return fd_;
+    close_current();
+    const fs::path path = root_ / dir;
+    fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dir_ = dir;
+    return fd_;
+  }
+
+ private:
+  void close_current() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  fs::path root_;
+  std::string dir_;
+  int fd_ = -1;
+};
+
+std::pair<std::string, std::string> split(const std::string& rel) {
+  const std::size_t slash = rel.rfind('/');
+  if (slash == std::string::npos) return {".", rel};
+  return {rel.substr(0, slash), rel.substr(slash + 1)};
+}
+
 // Writes an image below an existing, empty directory.
 Result<void> write_image(const HostImage& image, const fs::path& root) {
   for (const std::string& dir : image.dirs) {
@@ -45,18 +83,24 @@ Result<void> write_image(const HostImage& image, const fs::path& root) {
       return io_error("cannot create directory", path, errno);
     }
   }
+  DirCache dirs(root);
   for (const auto& [rel, content] : image.files) {
+    const auto [dir, name] = split(rel);
     const fs::path path = root / rel;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int dfd = dirs.get(dir);
+    if (dfd < 0) return io_error("cannot open directory", root / dir, errno);
+    const int fd = ::openat(dfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return io_error("cannot create file", path, errno);
     auto written = write_all(fd, content, path);
     if (::close(fd) != 0 && written) written = io_error("cannot write", path, errno);
     if (!written) return written.error();
   }
   for (const auto& [rel, target] : image.symlinks) {
-    const fs::path path = root / rel;
-    if (::symlink(target.c_str(), path.c_str()) != 0) {
-      return io_error("cannot create symlink", path, errno);
+    const auto [dir, name] = split(rel);
+    const int dfd = dirs.get(dir);
+    if (dfd < 0) return io_error("cannot open directory", root / dir, errno);
+    if (::symlinkat(target.c_str(), dfd, name.c_str()) != 0) {
+      return io_error("cannot create symlink", root / rel, errno);
     }
   }
   return {};

@@ -53,9 +53,6 @@ void write_function(const Plan& plan, const PlanFunction& f, ImageWriter& out) {
   out.attr(d + "/local_cpus", cpumask(cpus, total));
   out.attr(d + "/local_cpulist", cpus.to_list());
   out.attr(d + "/irq", "0");
-  out.attr(d + "/enable", f.role == FunctionRole::kVirtualFunction ? "0" : "1");
-  out.attr(d + "/msi_bus", "1");
-  out.attr(d + "/d3cold_allowed", "1");
   out.attr(d + "/modalias", modalias(f));
   out.file(d + "/uevent", uevent(f));
   out.file(d + "/resource", resource_file());

@@ -103,8 +103,6 @@ void write_cpus(const Plan& plan, ImageWriter& out) {
     const CpuPlace& p = plan.cpus[cpu];
     const std::string dir = cpu_dir(cpu);
     if (cpu != 0) out.attr(dir + "/online", "1");  // cpu0 cannot be offlined: no attribute
-    out.link(dir + "/node" + std::to_string(p.numa),
-             "sys/devices/system/node/node" + std::to_string(p.numa));
     out.link("sys/bus/cpu/devices/cpu" + std::to_string(cpu), dir);
     const std::string topo = dir + "/topology";
     const CpuSet& core = core_cpus[std::size_t{p.socket} * c.cores_per_socket + p.core];
