@@ -3,6 +3,7 @@
 #include <cstring>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -170,12 +171,12 @@ Result<BuildSummary> build_host(const Profile& profile, const fs::path& dir_in,
   if (!image) return image.error();
 
   std::error_code ec;
-  const fs::path dir = fs::absolute(dir_in, ec).lexically_normal();
-  if (ec || dir.filename().empty()) {
+  fs::path dir = fs::absolute(dir_in, ec).lexically_normal();
+  if (!ec && !dir.has_filename()) dir = dir.parent_path();  // "out/" -> "out"
+  if (ec || dir.filename().empty() || dir.filename() == "." || dir.filename() == "..") {
     return make_error(ErrorCode::kInvalid, "not a usable directory name", dir_in.string());
   }
   const bool exists = fs::exists(fs::symlink_status(dir, ec));
-  bool replace = false;
   if (exists) {
     if (!fs::is_directory(dir, ec)) {
       return make_error(ErrorCode::kInvalid, "exists and is not a directory", dir.string());
@@ -193,53 +194,69 @@ Result<BuildSummary> build_host(const Profile& profile, const fs::path& dir_in,
                               std::string(kManifestFile) + "): refusing to delete its contents",
                           dir.string());
       }
-      replace = true;
     }
   }
   const fs::path parent = dir.parent_path();
   fs::create_directories(parent, ec);
-  if (ec)
+  if (ec) {
     return make_error(ErrorCode::kIo, "cannot create directory: " + ec.message(), parent.string());
+  }
 
-  // Build next to the destination and rename it into place: no partial host on failure.
+  // Build next to the destination, then move it into place: no partial host on failure.
   auto staging = make_temp_dir(parent / ("." + dir.filename().string() + ".partial-XXXXXX"));
   if (!staging) return staging.error();
   if (auto written = write_image(*image, *staging); !written) {
     remove_tree(*staging);
     return written.error();
   }
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::chmod(staging->c_str(), 0777 & ~mask);
-  fs::path old;
-  if (replace) {
-    auto moved = make_temp_dir(parent / ("." + dir.filename().string() + ".old-XXXXXX"));
-    if (!moved) {
-      remove_tree(*staging);
-      return moved.error();
-    }
-    old = *moved / "host";
-    if (::rename(dir.c_str(), old.c_str()) != 0) {
+  if (!exists) {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::chmod(staging->c_str(), 0777 & ~mask);  // mkdtemp made it private
+    if (::rename(staging->c_str(), dir.c_str()) != 0) {
       const int err = errno;
       remove_tree(*staging);
-      remove_tree(*moved);
-      return io_error("cannot move the previous mock host aside", dir, err);
+      return io_error("cannot move the new host into place", dir, err);
     }
-  } else if (exists && ::rmdir(dir.c_str()) != 0) {
-    const int err = errno;
-    remove_tree(*staging);
-    return io_error("cannot replace the empty directory", dir, err);
+    return summary;
   }
-  if (::rename(staging->c_str(), dir.c_str()) != 0) {
-    const int err = errno;
+  // An existing directory keeps its inode, owner and mode (it may be a mount point or someone's
+  // working directory): its old entries (a previous mock host) are moved aside, the new ones
+  // moved in, and the old ones deleted last.
+  auto old = make_temp_dir(parent / ("." + dir.filename().string() + ".old-XXXXXX"));
+  if (!old) {
     remove_tree(*staging);
-    if (!old.empty()) {
-      ::rename(old.c_str(), dir.c_str());  // best effort: put the previous host back
-      remove_tree(old.parent_path());
+    return old.error();
+  }
+  auto move_entries = [](const fs::path& from, const fs::path& to) -> Result<void> {
+    std::error_code iter_ec;
+    std::vector<fs::path> names;
+    for (const auto& entry : fs::directory_iterator(from, iter_ec)) {
+      names.push_back(entry.path().filename());
     }
-    return io_error("cannot move the new host into place", dir, err);
+    if (iter_ec) return make_error(ErrorCode::kIo, iter_ec.message(), from.string());
+    for (const fs::path& name : names) {
+      if (::rename((from / name).c_str(), (to / name).c_str()) != 0) {
+        return io_error("cannot move into " + to.string(), from / name, errno);
+      }
+    }
+    return {};
+  };
+  auto moved_aside = move_entries(dir, *old);
+  auto moved_in = moved_aside ? move_entries(*staging, dir) : Result<void>();
+  if (!moved_aside || !moved_in) {
+    // Best effort: drop what arrived from staging, put the previous host back.
+    if (moved_aside) {
+      for (const auto& entry : fs::directory_iterator(dir, ec))
+        remove_tree(entry.path());
+    }
+    (void)move_entries(*old, dir);
+    remove_tree(*staging);
+    remove_tree(*old);
+    return moved_aside ? moved_in.error() : moved_aside.error();
   }
-  if (!old.empty()) remove_tree(old.parent_path());
+  remove_tree(*staging);
+  remove_tree(*old);
   return summary;
 }
 

@@ -55,16 +55,15 @@ Result<void> generate_synthetic(Profile& profile) {
                                        " cores per socket do not split over " +
                                        std::to_string(s.numa_per_socket) + " NUMA nodes");
   }
-  if ((s.nvswitches != 0 || s.nvlinks_per_gpu != 0) && gpu->vendor != 0x10de) {
-    return fail("nvswitches", "NVSwitches and NVLinks need an NVIDIA gpu_model");
-  }
   if (s.nvlinks_per_gpu != 0 && s.nvswitches == 0) {
     return fail("nvlinks_per_gpu", "NVLinks go to NVSwitches: set nvswitches too");
   }
-  if (s.nvlinks_per_gpu > gpu->nvlinks) {
-    return fail("nvlinks_per_gpu",
-                s.gpu_model + " has " + std::to_string(gpu->nvlinks) + " NVLinks");
-  }
+  // NVSwitches and NVLinks belong to NVIDIA GPUs with NVLink: other models ignore those two
+  // parameters and NVLink counts are capped at the model's, so that `gpu_model=mi300x` or
+  // `gpu_model=a100-sxm4-80gb` work with the profile's defaults.
+  const bool nvlink = gpu->vendor == 0x10de && gpu->nvlinks != 0;
+  const std::uint32_t nvswitches = nvlink ? s.nvswitches : 0;
+  const std::uint32_t nvlinks_per_gpu = nvlink ? std::min(s.nvlinks_per_gpu, gpu->nvlinks) : 0;
   if (s.nic_vfs != 0 && nic->vf_device == 0) {
     return fail("nic_vfs", s.nic_model + " has no virtual functions");
   }
@@ -164,40 +163,40 @@ Result<void> generate_synthetic(Profile& profile) {
     link.to = {"GPU*"};
     profile.links.push_back(std::move(link));
   }
-  if (s.nvswitches != 0 && s.gpus != 0) {
+  if (nvswitches != 0 && s.gpus != 0) {
     // NVSwitches come per 8-GPU baseboard (as on HGX boards); each GPU spreads its NVLinks as
     // evenly as possible over the switches of its own board.
     const std::uint32_t boards = (s.gpus + 7) / 8;
     const std::string model = gpu->nvml_architecture >= 9 ? "nvswitch-gen3" : "nvswitch-gen2";
     for (std::uint32_t board = 0; board < boards; ++board) {
       const std::string field = where + ".nvswitches";
-      const auto [dom, bus] = reserve(1 + s.nvswitches);
+      const auto [dom, bus] = reserve(1 + nvswitches);
       RootComplexSpec rc;
       rc.origin = {field, 0};
       rc.domain = dom;
       rc.bus = static_cast<std::uint8_t>(bus);
       rc.numa = static_cast<int>(board * numa_nodes / boards);
       rc.port_model = root_model;
-      for (std::uint32_t i = 0; i < s.nvswitches; ++i) {
+      for (std::uint32_t i = 0; i < nvswitches; ++i) {
         DeviceSpec sw = device(DeviceType::kNvSwitch, model, field);
-        sw.name = "NVSWITCH" + std::to_string(board * s.nvswitches + i);
+        sw.name = "NVSWITCH" + std::to_string(board * nvswitches + i);
         rc.ports.push_back(port_to(std::move(sw), field));
       }
       profile.pci.push_back(std::move(rc));
-      if (s.nvlinks_per_gpu == 0) continue;
+      if (nvlinks_per_gpu == 0) continue;
       std::vector<std::string> gpus;
       for (std::uint32_t g = board * 8; g < std::min(s.gpus, board * 8 + 8); ++g) {
         gpus.push_back("GPU" + std::to_string(g));
       }
-      for (std::uint32_t w = 0; w < s.nvswitches; ++w) {
+      for (std::uint32_t w = 0; w < nvswitches; ++w) {
         const std::uint32_t count =
-            s.nvlinks_per_gpu / s.nvswitches + (w < s.nvlinks_per_gpu % s.nvswitches ? 1 : 0);
+            nvlinks_per_gpu / nvswitches + (w < nvlinks_per_gpu % nvswitches ? 1 : 0);
         if (count == 0) continue;
         LinkSpec link;
         link.origin = {where + ".nvlinks_per_gpu", 0};
         link.kind = FabricKind::kNvlink;
         link.from = gpus;
-        link.to = {"NVSWITCH" + std::to_string(board * s.nvswitches + w)};
+        link.to = {"NVSWITCH" + std::to_string(board * nvswitches + w)};
         link.count = count;
         profile.links.push_back(std::move(link));
       }

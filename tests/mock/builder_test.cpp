@@ -380,6 +380,36 @@ TEST(Builder, SyntheticScalesTo64GpusAndOver1000Functions) {
             host->summary.pci_functions);
 }
 
+TEST(Builder, SyntheticAmdGpusFormAnXgmiHive) {
+  // NVSwitch parameters of the profile's defaults do not apply to AMD GPUs.
+  const RenderedHost* host = rendered_host("synthetic:gpu_model=mi300x,gpus=4,nics=2");
+  ASSERT_NE(host, nullptr);
+  std::size_t xgmi = 0;
+  for (const Json& link : host->manifest["links"]) {
+    EXPECT_EQ(link["kind"], "xgmi");
+    ++xgmi;
+  }
+  EXPECT_EQ(xgmi, 6U);  // 4 GPUs all-to-all
+  EXPECT_FALSE(host->summary.nvml_fixture);
+  // Two CPU nodes + 4 GPU nodes, each GPU with 3 xGMI peers besides its PCIe link.
+  EXPECT_EQ(host->attr("sys/devices/virtual/kfd/kfd/topology/nodes/5/io_links/3/properties")
+                .substr(0, 8),
+            "type 11\n");
+  EXPECT_EQ(host->image.files.count("sys/devices/virtual/kfd/kfd/topology/nodes/6/properties"),
+            0U);
+}
+
+TEST(Builder, SyntheticCapsNvlinksAtTheModel) {
+  const RenderedHost* host = rendered_host("synthetic:gpu_model=a100-sxm4-80gb,nvswitches=6");
+  ASSERT_NE(host, nullptr);
+  const Json nvml = Json::parse(host->attr(std::string(mock::kNvmlFixtureFile)));
+  ASSERT_EQ(nvml["devices"].size(), 8U);
+  for (const Json& d : nvml["devices"]) {
+    ASSERT_EQ(d["nvlinks"].size(), 12U);
+    for (const Json& l : d["nvlinks"]) EXPECT_EQ(l["active"], true);
+  }
+}
+
 TEST(Builder, RefusesANonEmptyDirectory) {
   auto profile = mock::load_profile("hami-lab");
   ASSERT_TRUE(profile.ok());

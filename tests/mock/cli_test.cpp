@@ -223,14 +223,14 @@ TEST(HostSourceMock, SelectsTheMockNvmlLibraryAndFixture) {
     agent::HostSource source;
     CLI::App app;
     source.add_options(app);
-    std::vector<std::string> args{"--mock", "dgx-h100"};
+    std::vector<std::string> args{"--mock", "hami-lab"};
     std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
     app.parse(args);
     auto root = source.open();
     ASSERT_TRUE(root.ok()) << root.error().describe();
     EXPECT_FALSE(root->is_live());
     const fs::path root_path = root->path();
-    EXPECT_TRUE(fs::exists(root_path / "sys/bus/pci/devices/0000:1b:00.0"));
+    EXPECT_TRUE(fs::exists(root_path / "sys/bus/pci/devices/0000:01:00.0"));
     EXPECT_EQ(source.probe_options().nvml_library, fake_library.string());
     const char* fixture = std::getenv(std::string(mock::kNvmlFixtureEnv).c_str());
     ASSERT_NE(fixture, nullptr);
