@@ -247,8 +247,11 @@ Result<BuildSummary> build_host(const Profile& profile, const fs::path& dir_in,
   if (!moved_aside || !moved_in) {
     // Best effort: drop what arrived from staging, put the previous host back.
     if (moved_aside) {
+      std::vector<fs::path> arrived;
       for (const auto& entry : fs::directory_iterator(dir, ec))
-        remove_tree(entry.path());
+        arrived.push_back(entry.path());
+      for (const fs::path& path : arrived)
+        remove_tree(path);
     }
     (void)move_entries(*old, dir);
     remove_tree(*staging);
