@@ -392,11 +392,10 @@ TEST(Builder, SyntheticAmdGpusFormAnXgmiHive) {
   EXPECT_EQ(xgmi, 6U);  // 4 GPUs all-to-all
   EXPECT_FALSE(host->summary.nvml_fixture);
   // Two CPU nodes + 4 GPU nodes, each GPU with 3 xGMI peers besides its PCIe link.
-  EXPECT_EQ(host->attr("sys/devices/virtual/kfd/kfd/topology/nodes/5/io_links/3/properties")
-                .substr(0, 8),
-            "type 11\n");
-  EXPECT_EQ(host->image.files.count("sys/devices/virtual/kfd/kfd/topology/nodes/6/properties"),
-            0U);
+  EXPECT_EQ(
+      host->attr("sys/devices/virtual/kfd/kfd/topology/nodes/5/io_links/3/properties").substr(0, 8),
+      "type 11\n");
+  EXPECT_EQ(host->image.files.count("sys/devices/virtual/kfd/kfd/topology/nodes/6/properties"), 0U);
 }
 
 TEST(Builder, SyntheticCapsNvlinksAtTheModel) {
@@ -406,7 +405,8 @@ TEST(Builder, SyntheticCapsNvlinksAtTheModel) {
   ASSERT_EQ(nvml["devices"].size(), 8U);
   for (const Json& d : nvml["devices"]) {
     ASSERT_EQ(d["nvlinks"].size(), 12U);
-    for (const Json& l : d["nvlinks"]) EXPECT_EQ(l["active"], true);
+    for (const Json& l : d["nvlinks"])
+      EXPECT_EQ(l["active"], true);
   }
 }
 
