@@ -222,11 +222,28 @@ void write_manifest(const Plan& plan, ImageWriter& out) {
   out.file(std::string(kManifestFile), dump(doc));
 }
 
+// A profile whose GPUs are meant to be shared (the HAMi lab) ships the node's export settings
+// (etc/nodetopo/export.yaml, read by `topo export`), as an operator would on such a node. sysfs has
+// no place for a sharing policy: it is configuration, not hardware. Fractional and time-sliced
+// sharing both map to DRA's consumable capacity (allowMultipleAllocations).
+void write_export_settings(const Plan& plan, ImageWriter& out) {
+  const SharingSpec* sharing = nullptr;
+  for (const PlanDevice& d : plan.devices) {
+    if (d.spec->sharing) sharing = &*d.spec->sharing;
+  }
+  if (sharing == nullptr) return;
+  out.file("etc/nodetopo/export.yaml", "# Written by `topo mock build` for profile " +
+                                           plan.profile->name + ": GPUs shared " + sharing->mode +
+                                           " by up to " + std::to_string(sharing->replicas) +
+                                           " consumers.\nsharing:\n  mode: consumable\n");
+}
+
 }  // namespace
 
 void write_fixtures(const Plan& plan, ImageWriter& out) {
   if (!plan.nvlinks.empty()) write_nvml(plan, out);
   write_manifest(plan, out);
+  write_export_settings(plan, out);
 }
 
 }  // namespace nodetopo::mock::detail

@@ -1,4 +1,5 @@
-// `topo export` end to end on the real captures: goldens of every output, label churn, atomic
+// `topo export` end to end on the real captures and the shipped mock profiles: goldens of every
+// output, label churn, atomic
 // NFD feature files, node-name resolution, the node's settings file and usage errors.
 #include <filesystem>
 
@@ -26,51 +27,77 @@ test::CommandResult run(std::vector<std::string> args, std::vector<std::string> 
   return run_command(args, env);
 }
 
+// A host to export: "<capture>" (a real capture, through --root) or "mock:<profile>" (a shipped
+// mock profile, through --mock, so that its mock NVML library and settings apply).
+std::vector<std::string> source_args(const std::string& param) {
+  if (param.starts_with("mock:")) return {"--mock", param.substr(5)};
+  return {"--root", capture(param)};
+}
+std::string golden_stem(const std::string& param) {
+  return param.starts_with("mock:") ? "mock-" + param.substr(5) : param;
+}
+std::vector<std::string> with_source(std::vector<std::string> args, const std::string& param) {
+  const std::vector<std::string> src = source_args(param);
+  args.insert(args.begin() + 2, src.begin(), src.end());  // after "export <what>"
+  return args;
+}
+
 class ExportCapture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExportCapture, Goldens) {
-  const std::string root = capture(GetParam());
-  const std::string stem = "export/" + GetParam();
+  const std::string stem = "export/" + golden_stem(GetParam());
   struct Case {
     std::string suffix;
     std::vector<std::string> args;
   };
   const std::vector<Case> cases = {
       {".resourceslices.yaml",
-       {"export", "resourceslices", "--root", root, "--node", "golden-node", "--k8s-version",
-        "1.36"}},
-      {".labels.txt", {"export", "labels", "--root", root}},
+       {"export", "resourceslices", "--node", "golden-node", "--k8s-version", "1.36"}},
+      {".labels.txt", {"export", "labels", "--node", "golden-node"}},
       {".nodefeature.yaml",
-       {"export", "labels", "--root", root, "--node", "golden-node", "--format", "nodefeature"}},
-      {".labels.patch.json", {"export", "labels", "--root", root, "--format", "patch"}},
-      {".nrt.yaml", {"export", "nrt", "--root", root, "--node", "golden-node"}},
-      {".shape.txt", {"export", "shape", "--root", root}},
+       {"export", "labels", "--node", "golden-node", "--format", "nodefeature"}},
+      {".labels.patch.json", {"export", "labels", "--node", "golden-node", "--format", "patch"}},
+      {".nrt.yaml", {"export", "nrt", "--node", "golden-node"}},
+      {".shape.txt", {"export", "shape"}},
   };
   for (const Case& c : cases) {
-    const auto r = run(c.args);
+    const auto r = run(with_source(c.args, GetParam()));
     ASSERT_EQ(r.exit_code, 0) << c.suffix << ": " << r.err;
     EXPECT_EQ(test::compare_golden(stem + c.suffix, r.out), "") << c.suffix;
   }
 }
 
 TEST_P(ExportCapture, TwoRunsGiveByteIdenticalLabels) {
-  const std::string root = capture(GetParam());
-  for (const char* format : {"plain", "nfd", "patch"}) {
-    const auto a = run({"export", "labels", "--root", root, "--format", format});
-    const auto b = run({"export", "labels", "--root", root, "--format", format});
+  // A mock host is rebuilt from scratch by every run, so one format already covers it.
+  const std::vector<std::string> formats = GetParam().starts_with("mock:")
+                                               ? std::vector<std::string>{"nfd"}
+                                               : std::vector<std::string>{"plain", "nfd", "patch"};
+  for (const std::string& format : formats) {
+    const auto args =
+        with_source({"export", "labels", "--node", "golden-node", "--format", format}, GetParam());
+    const auto a = run(args);
+    const auto b = run(args);
     ASSERT_EQ(a.exit_code, 0) << a.err;
     EXPECT_FALSE(a.out.empty());
     EXPECT_EQ(a.out, b.out) << format;
   }
 }
 
+std::string param_name(const ::testing::TestParamInfo<std::string>& p) {
+  std::string n = p.param;
+  for (char& c : n) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
+  }
+  return n;
+}
+
 INSTANTIATE_TEST_SUITE_P(Captures, ExportCapture, ::testing::ValuesIn(test::hwloc_capture_names()),
-                         [](const ::testing::TestParamInfo<std::string>& p) {
-                           std::string n = p.param;
-                           for (char& c : n)
-                             if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
-                           return n;
-                         });
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(MockProfiles, ExportCapture,
+                         ::testing::Values("mock:cpu-only", "mock:dgx-h100", "mock:gaudi3",
+                                           "mock:hami-lab", "mock:hgx-a100", "mock:mi300x",
+                                           "mock:synthetic"),
+                         param_name);
 
 const std::string kCapture = "32intel64-2p8co2t+8ve";
 
