@@ -192,6 +192,25 @@ INSTANTIATE_TEST_SUITE_P(Shipped, DumpAgrees, ::testing::ValuesIn(shipped_profil
                            return n;
                          });
 
+TEST(MockCli, RootOfABuiltMockHostReadsItsNvmlFixtureLikeMock) {
+  TempDir dir;
+  const std::string host = (dir.path() / "dgx").string();
+  const CommandResult built = run_command({topo(), "mock", "build", "dgx-h100", host});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  const CommandResult r = run_command({topo(), "dump", "--root", host, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json doc = Json::parse(r.out);
+  std::size_t nvlinks = 0;
+  for (const Json& link : doc["links"]) nvlinks += link["kind"] == "nvlink" ? 1 : 0;
+  EXPECT_EQ(nvlinks, 32U);  // 8 GPUs x 4 NVSwitches
+  for (const Json& probe : doc["probes"]) {
+    if (probe["name"] == "nvml") {
+      EXPECT_EQ(probe["status"], "ok") << probe.dump();
+    }
+  }
+  EXPECT_EQ(doc["relations"]["cells"]["GPU0"]["GPU7"], "NV18");
+}
+
 TEST(MockCli, MockAndRootAreMutuallyExclusive) {
   const CommandResult r = run_command({topo(), "dump", "--mock", "hami-lab", "--root", "/"});
   EXPECT_EQ(r.exit_code, 2);

@@ -2,6 +2,8 @@
 // output, label churn, atomic
 // NFD feature files, node-name resolution, the node's settings file and usage errors.
 #include <filesystem>
+#include <map>
+#include <memory>
 
 #include <gtest/gtest.h>
 
@@ -27,10 +29,22 @@ test::CommandResult run(std::vector<std::string> args, std::vector<std::string> 
   return run_command(args, env);
 }
 
-// A host to export: "<capture>" (a real capture, through --root) or "mock:<profile>" (a shipped
-// mock profile, through --mock, so that its mock NVML library and settings apply).
+// A shipped mock profile built once per test process by `topo mock build` (building is the
+// slow part); `--root` on such a directory wires its mock NVML fixture like `--mock` does.
+std::string mock_host(const std::string& profile) {
+  static std::map<std::string, std::unique_ptr<test::TempDir>> built;
+  auto& dir = built[profile];
+  if (!dir) {
+    dir = std::make_unique<test::TempDir>();
+    const auto r = run({"mock", "build", profile, (dir->path() / "host").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  return (dir->path() / "host").string();
+}
+
+// A host to export: "<capture>" (a real capture) or "mock:<profile>" (a shipped mock profile).
 std::vector<std::string> source_args(const std::string& param) {
-  if (param.starts_with("mock:")) return {"--mock", param.substr(5)};
+  if (param.starts_with("mock:")) return {"--root", mock_host(param.substr(5))};
   return {"--root", capture(param)};
 }
 std::string golden_stem(const std::string& param) {

@@ -20,7 +20,9 @@ namespace nodetopo::agent {
 /// With --mock, the profile is built into a private temporary directory the first time the
 /// root is needed; the directory is removed by discover() as soon as the probes are done, and
 /// in any case when the HostSource is destroyed (errors included). While it exists, the mock
-/// NVML library is selected and NODETOPO_MOCK_NVML_FIXTURE points at its fixture.
+/// NVML library is selected and NODETOPO_MOCK_NVML_FIXTURE points at its fixture. A --root
+/// directory built earlier by `topo mock build` (it holds nodetopo-mock/nvml.json) gets the same
+/// NVML wiring, so `topo mock build P DIR && topo dump --root DIR` equals `topo dump --mock P`.
 class HostSource {
  public:
   HostSource();
