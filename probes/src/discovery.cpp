@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <numeric>
 
@@ -45,6 +46,7 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     report.probe = std::string(probe.name());
     ProbeContext ctx(root, options, report.probe);
     Result<void> result;
+    const auto started = std::chrono::steady_clock::now();
     try {
       result = probe.discover(ctx, builder);
     } catch (const std::exception& e) {
@@ -52,6 +54,9 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     } catch (...) {
       result = make_error(ErrorCode::kIo, "internal error: unknown exception");
     }
+    log->debug("probe {} took {:.2f} ms", report.probe,
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                   .count());
     report.warnings = ctx.warnings();
     if (result.ok()) {
       report.status = report.warnings.empty() ? ProbeStatus::kOk : ProbeStatus::kWarnings;

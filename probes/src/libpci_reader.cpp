@@ -168,36 +168,4 @@ LibpciFunction LibpciReader::read(const PciAddress& address) {
   return out;
 }
 
-std::string LibpciReader::vendor_name(std::uint16_t vendor_id) {
-  std::array<char, 256> buf{};
-  std::vector<std::string> ignored;
-  MessageScope scope(&ignored);
-  const char* name = pci_lookup_name(access_, buf.data(), static_cast<int>(buf.size()),
-                                     PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS, vendor_id);
-  return name != nullptr ? std::string(name) : std::string();
-}
-
-std::string LibpciReader::device_name(std::uint16_t vendor_id, std::uint16_t device_id) {
-  std::array<char, 256> buf{};
-  std::vector<std::string> ignored;
-  MessageScope scope(&ignored);
-  const char* name =
-      pci_lookup_name(access_, buf.data(), static_cast<int>(buf.size()),
-                      PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS, vendor_id, device_id);
-  return name != nullptr ? std::string(name) : std::string();
-}
-
-}  // namespace nodetopo::probes
-
-namespace nodetopo::probes {
-
-std::string LibpciReader::class_name(std::uint16_t base_and_subclass) {
-  std::array<char, 256> buf{};
-  std::vector<std::string> ignored;
-  MessageScope scope(&ignored);
-  const char* name = pci_lookup_name(access_, buf.data(), static_cast<int>(buf.size()),
-                                     PCI_LOOKUP_CLASS | PCI_LOOKUP_NO_NUMBERS, base_and_subclass);
-  return name != nullptr ? std::string(name) : std::string();
-}
-
 }  // namespace nodetopo::probes

@@ -45,12 +45,6 @@ class LibpciReader {
   /// Reads one function. The caller has checked that its sysfs entry stays inside the root.
   [[nodiscard]] LibpciFunction read(const PciAddress& address);
 
-  /// pci.ids names ("" when the database does not list them).
-  [[nodiscard]] std::string vendor_name(std::uint16_t vendor_id);
-  [[nodiscard]] std::string device_name(std::uint16_t vendor_id, std::uint16_t device_id);
-  /// Name of a base class + subclass (16 bits, e.g. 0x0302 -> "3D controller").
-  [[nodiscard]] std::string class_name(std::uint16_t base_and_subclass);
-
  private:
   explicit LibpciReader(pci_access* access) : access_(access) {}
   pci_access* access_ = nullptr;

@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/probes/pci_ids.hpp>
 #include <nodetopo/probes/pci_names.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
 
@@ -135,6 +138,7 @@ class PciDiscovery {
     });
     for (const Entry& entry : entries)
       add_function(entry);
+    fill_names();
     place_host_bridges();
     return {};
   }
@@ -264,7 +268,6 @@ class PciDiscovery {
     f.subordinate_bus = lf.subordinate_bus;
     f.sysfs_path = e.sysfs_path;
     f.pcie_root = e.pcie_root;
-    fill_names(f);
 
     if (auto driver = root_.read_link(rel(e, "driver"))) {
       const std::string& target = driver.value();
@@ -346,19 +349,35 @@ class PciDiscovery {
     return text;
   }
 
-  void fill_names(PciFunctionInfo& f) {
-    f.class_name = libpci_.class_name(static_cast<std::uint16_t>(f.class_code >> 8));
-    if (auto known = find_known_pci_device(f.vendor_id, f.device_id)) {
-      f.vendor_name = std::string(known->vendor_name);
-      f.device_name = std::string(known->device_name);
-      return;
+  // Names for every function at once: the project's table of recent parts first, then one
+  // pass over pci.ids for the rest (see pci_ids.hpp for why not libpci's lookup).
+  void fill_names() {
+    std::vector<NodeIndex> functions = builder_.nodes_of_kind(NodeKind::kPciDevice);
+    for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kPciBridge))
+      functions.push_back(i);
+    std::vector<PciNameQuery> queries;
+    for (NodeIndex i : functions) {
+      const auto& f = builder_.node(i).as<PciFunctionInfo>();
+      queries.push_back({f.vendor_id, f.device_id, static_cast<std::uint16_t>(f.class_code >> 8)});
     }
-    if (f.vendor_id == 0 && f.device_id == 0) return;
-    f.vendor_name = libpci_.vendor_name(f.vendor_id);
-    if (f.vendor_name.empty()) {
-      if (auto v = find_known_pci_vendor(f.vendor_id)) f.vendor_name = std::string(*v);
+    const std::optional<std::string> ids = read_system_pci_ids();
+    if (!ids) ctx_.log().info("no pci.ids found: names only for the parts nodetopo knows itself");
+    const PciNames names = ids ? lookup_pci_names(*ids, queries) : PciNames{};
+    for (NodeIndex i : functions) {
+      auto& f = builder_.node(i).as<PciFunctionInfo>();
+      f.class_name = names.class_name(static_cast<std::uint16_t>(f.class_code >> 8));
+      if (auto known = find_known_pci_device(f.vendor_id, f.device_id)) {
+        f.vendor_name = std::string(known->vendor_name);
+        f.device_name = std::string(known->device_name);
+        continue;
+      }
+      if (f.vendor_id == 0 && f.device_id == 0) continue;
+      f.vendor_name = names.vendor(f.vendor_id);
+      if (f.vendor_name.empty()) {
+        if (auto v = find_known_pci_vendor(f.vendor_id)) f.vendor_name = std::string(*v);
+      }
+      f.device_name = names.device(f.vendor_id, f.device_id);
     }
-    f.device_name = libpci_.device_name(f.vendor_id, f.device_id);
   }
 
   // A host bridge goes where the devices below it are local: their NUMA node, else the package

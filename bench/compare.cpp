@@ -1,0 +1,333 @@
+// nodetopo_bench_compare: times `topo dump --format json` against the real tools on the same host
+// roots — `lstopo-no-graphics --of xml` (HWLOC_FSROOT) and `lspci -vvv` (sysfs.path) — in one
+// process, interleaved run by run so that machine noise hits all three alike. Reports medians,
+// ratios, peak RSS (wait4's ru_maxrss) and, with --strace, the file-system calls topo makes
+// against the distinct files it reads under the root (and any file it opens twice).
+//
+//   nodetopo_bench_compare --topo build/release/topo [--runs 15] [--strace] [--json out.json]
+//                          [--check] name=ROOT ...
+//
+// --check enforces the targets of docs/performance.md and exits 1 when one is missed.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+struct RunResult {
+  double seconds = 0;
+  long max_rss_kib = 0;
+  int exit_code = -1;
+};
+
+// Spawns argv with extra environment, stdout/stderr to /dev/null (or stderr to a file), and
+// measures wall time and peak RSS of that child alone.
+RunResult run_once(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                   const std::string& stderr_path = "/dev/null") {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e)
+    env_strings.emplace_back(*e);
+  for (const std::string& extra : env) {
+    const std::string name = extra.substr(0, extra.find('=') + 1);
+    std::erase_if(env_strings, [&](const std::string& s) { return s.starts_with(name); });
+    env_strings.push_back(extra);
+  }
+  std::vector<char*> envp;
+  for (std::string& s : env_strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> argp;
+  for (std::string& s : args)
+    argp.push_back(s.data());
+  argp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  RunResult result;
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argp[0], &actions, nullptr, argp.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    std::cerr << "bench: cannot start " << argv[0] << "\n";
+    return result;
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.max_rss_kib = usage.ru_maxrss;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct Tool {
+  std::string name;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+};
+
+std::vector<Tool> tools_for(const std::string& topo, const std::string& root) {
+  return {
+      {"topo", {topo, "dump", "--format", "json", "--root", root}, {}},
+      {"lstopo",
+       {"lstopo-no-graphics", "--of", "xml", "-"},
+       {"HWLOC_FSROOT=" + root, "HWLOC_COMPONENTS=linux,stop"}},
+      {"lspci",
+       {"lspci", "-vvv", "-A", "linux-sysfs", "-O", "sysfs.path=" + root + "/sys/bus/pci"},
+       {}},
+  };
+}
+
+// What strace saw one process do under the root.
+struct FsProfile {
+  std::size_t fs_calls = 0;           // file-system calls anywhere (open, stat, readlink, getdents)
+  std::size_t root_calls = 0;         // ... naming a path under the root
+  std::size_t files_read = 0;         // distinct regular files opened for reading under the root
+  std::vector<std::string> reopened;  // files under the root opened more than once
+};
+
+std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& root) {
+  const std::string log = (fs::temp_directory_path() / "nodetopo-bench-strace.log").string();
+  std::vector<std::string> argv = {
+      "strace", "-f", "-qq", "-o", log, "-e", "trace=%file,getdents64"};
+  argv.insert(argv.end(), tool.argv.begin(), tool.argv.end());
+  const RunResult r = run_once(argv, tool.env);
+  if (r.exit_code != 0) return std::nullopt;
+  std::ifstream in(log);
+  FsProfile p;
+  std::map<std::string, int> opens;
+  const std::string prefix = root + "/";
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find('(') == std::string::npos || line.find("+++") != std::string::npos) continue;
+    ++p.fs_calls;
+    const std::size_t q1 = line.find('"');
+    const std::size_t q2 = q1 == std::string::npos ? q1 : line.find('"', q1 + 1);
+    if (q1 == std::string::npos || q2 == std::string::npos) continue;
+    const std::string path = line.substr(q1 + 1, q2 - q1 - 1);
+    if (!path.starts_with(prefix)) continue;
+    ++p.root_calls;
+    const bool is_open =
+        line.find("openat(") != std::string::npos || line.find("open(") != std::string::npos;
+    const bool ok = line.find(" = -1 ") == std::string::npos;
+    if (is_open && ok && line.find("O_DIRECTORY") == std::string::npos) ++opens[path];
+  }
+  fs::remove(log);
+  p.files_read = opens.size();
+  for (const auto& [path, n] : opens) {
+    if (n > 1) p.reopened.push_back(path.substr(prefix.size()));
+  }
+  return p;
+}
+
+std::size_t pci_functions(const std::string& root) {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (auto it = fs::directory_iterator(root + "/sys/bus/pci/devices", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string topo;
+  int runs = 15;
+  bool with_strace = false;
+  bool check = false;
+  std::string json_path;
+  std::vector<std::pair<std::string, std::string>> roots;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "bench: " << arg << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--topo") {
+      topo = value();
+    } else if (arg == "--runs") {
+      runs = std::max(1, std::atoi(value().c_str()));
+    } else if (arg == "--strace") {
+      with_strace = true;
+    } else if (arg == "--check") {
+      check = true;
+    } else if (arg == "--json") {
+      json_path = value();
+    } else if (arg.find('=') != std::string::npos && !arg.starts_with("-")) {
+      roots.emplace_back(arg.substr(0, arg.find('=')),
+                         fs::absolute(arg.substr(arg.find('=') + 1)).string());
+    } else {
+      std::cerr << "usage: nodetopo_bench_compare --topo BIN [--runs N] [--strace] [--check] "
+                   "[--json FILE] name=ROOT...\n";
+      return 2;
+    }
+  }
+  if (topo.empty() || roots.empty()) {
+    std::cerr << "bench: --topo and at least one name=ROOT are required\n";
+    return 2;
+  }
+
+  Json report = Json::array();
+  std::printf(
+      "| root | PCI fns | topo ms | lstopo ms | lspci ms | topo/lstopo | topo/lspci | "
+      "topo us/fn | RSS MiB topo/lstopo/lspci | fs calls topo/lstopo | files read | "
+      "read twice |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
+  for (const auto& [name, root] : roots) {
+    const std::vector<Tool> tools = tools_for(topo, root);
+    std::map<std::string, std::vector<double>> times;
+    std::map<std::string, long> rss;
+    std::map<std::string, int> failures;
+    // One untimed round warms the page cache for all three alike.
+    for (const Tool& t : tools)
+      run_once(t.argv, t.env);
+    for (int r = 0; r < runs; ++r) {
+      for (const Tool& t : tools) {
+        const RunResult res = run_once(t.argv, t.env);
+        if (res.exit_code != 0) ++failures[t.name];
+        times[t.name].push_back(res.seconds);
+        rss[t.name] = std::max(rss[t.name], res.max_rss_kib);
+      }
+    }
+    Json entry;
+    entry["root"] = name;
+    entry["pci_functions"] = pci_functions(root);
+    for (const Tool& t : tools) {
+      entry[t.name] = {{"median_ms", median(times[t.name]) * 1000},
+                       {"max_rss_kib", rss[t.name]},
+                       {"failed_runs", failures[t.name]}};
+    }
+    const double topo_ms = entry["topo"]["median_ms"];
+    const double lstopo_ms = entry["lstopo"]["median_ms"];
+    const double lspci_ms = entry["lspci"]["median_ms"];
+    entry["ratio_topo_lstopo"] = lstopo_ms > 0 ? topo_ms / lstopo_ms : 0;
+    entry["ratio_topo_lspci"] = lspci_ms > 0 ? topo_ms / lspci_ms : 0;
+    const std::size_t fns = entry["pci_functions"];
+    entry["topo_us_per_function"] = fns > 0 ? topo_ms * 1000 / static_cast<double>(fns) : 0;
+    std::string fs_col = "-";
+    std::string files_col = "-";
+    std::string twice_col = "-";
+    if (with_strace) {
+      const auto topo_fs = strace_profile(tools[0], root);
+      const auto lstopo_fs = strace_profile(tools[1], root);
+      if (topo_fs && lstopo_fs) {
+        entry["topo"]["fs_calls"] = topo_fs->fs_calls;
+        entry["topo"]["root_fs_calls"] = topo_fs->root_calls;
+        entry["topo"]["files_read"] = topo_fs->files_read;
+        entry["topo"]["files_read_twice"] = topo_fs->reopened;
+        entry["lstopo"]["fs_calls"] = lstopo_fs->fs_calls;
+        entry["lstopo"]["files_read"] = lstopo_fs->files_read;
+        fs_col = std::to_string(topo_fs->fs_calls) + " / " + std::to_string(lstopo_fs->fs_calls);
+        files_col = std::to_string(topo_fs->files_read);
+        twice_col = std::to_string(topo_fs->reopened.size());
+      } else {
+        std::cerr << "bench: strace failed for " << name << " (is strace installed?)\n";
+      }
+    }
+    std::printf(
+        "| %s | %zu | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f / %.1f / %.1f | %s | %s | %s "
+        "|\n",
+        name.c_str(), fns, topo_ms, lstopo_ms, lspci_ms, entry["ratio_topo_lstopo"].get<double>(),
+        entry["ratio_topo_lspci"].get<double>(), entry["topo_us_per_function"].get<double>(),
+        rss["topo"] / 1024.0, rss["lstopo"] / 1024.0, rss["lspci"] / 1024.0, fs_col.c_str(),
+        files_col.c_str(), twice_col.c_str());
+    std::fflush(stdout);
+    report.push_back(std::move(entry));
+  }
+
+  int status = 0;
+  for (const Json& e : report) {
+    for (const char* tool : {"topo", "lstopo", "lspci"}) {
+      if (e[tool]["failed_runs"].get<int>() != 0) {
+        std::cerr << "bench: " << tool << " failed on " << e["root"].get<std::string>() << "\n";
+        status = 1;
+      }
+    }
+    if (e["topo"].contains("files_read_twice")) {
+      for (const auto& f : e["topo"]["files_read_twice"]) {
+        std::cerr << "bench: " << e["root"].get<std::string>()
+                  << ": read twice: " << f.get<std::string>() << "\n";
+      }
+    }
+  }
+  if (check) {
+    // Targets of docs/performance.md: topo at most 1.0x lstopo on dgx-h100 and on the largest
+    // synthetic root; peak RSS under 16 MiB on dgx-h100; no file read twice; time per PCI
+    // function of the largest synthetic root at most 1.3x that of the smallest.
+    const Json* smallest = nullptr;
+    const Json* largest = nullptr;
+    for (const Json& e : report) {
+      if (!e["root"].get<std::string>().starts_with("synthetic-")) continue;
+      if (smallest == nullptr || e["pci_functions"] < (*smallest)["pci_functions"]) smallest = &e;
+      if (largest == nullptr || e["pci_functions"] > (*largest)["pci_functions"]) largest = &e;
+    }
+    auto miss = [&](const std::string& what) {
+      std::cerr << "bench: target missed: " << what << "\n";
+      status = 1;
+    };
+    for (const Json& e : report) {
+      const std::string n = e["root"];
+      const double ratio = e["ratio_topo_lstopo"];
+      if ((n == "dgx-h100" || &e == largest) && ratio > 1.0) {
+        miss("topo/lstopo on " + n + " is " + std::to_string(ratio) + " (> 1.0)");
+      }
+      if (n == "dgx-h100" && e["topo"]["max_rss_kib"].get<long>() >= 16 * 1024) {
+        miss("peak RSS on dgx-h100 is " + std::to_string(e["topo"]["max_rss_kib"].get<long>()) +
+             " KiB (>= 16 MiB)");
+      }
+      if (e["topo"].contains("files_read_twice") && !e["topo"]["files_read_twice"].empty()) {
+        miss(n + ": files read twice");
+      }
+    }
+    if (smallest != nullptr && largest != nullptr && smallest != largest) {
+      const double growth = (*largest)["topo_us_per_function"].get<double>() /
+                            (*smallest)["topo_us_per_function"].get<double>();
+      if (growth > 1.3)
+        miss("time per PCI function grows " + std::to_string(growth) + "x (> 1.3x)");
+    }
+  }
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << report.dump(2) << "\n";
+  }
+  return status;
+}

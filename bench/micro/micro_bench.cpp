@@ -1,0 +1,131 @@
+// Micro-benchmarks of nodetopo's hot paths (Google Benchmark). Discovery runs in process over mock
+// hosts built once per size, so these numbers exclude process start-up, which the comparison
+// driver (bench/compare.cpp) includes.
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include <nodetopo/exporters/json_model.hpp>
+#include <nodetopo/exporters/matrix.hpp>
+#include <nodetopo/exporters/resource_slices.hpp>
+#include <nodetopo/mock/builder.hpp>
+#include <nodetopo/probes/discovery.hpp>
+#include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/topology/relations.hpp>
+
+namespace {
+
+using namespace nodetopo;
+
+// A mock host per spec, built on first use and removed at exit; NVML through the mock library.
+const mock::TempHost& host(const std::string& spec) {
+  static std::map<std::string, std::unique_ptr<mock::TempHost>> hosts;
+  auto& h = hosts[spec];
+  if (!h) {
+    auto built = mock::TempHost::create(spec);
+    if (!built) {
+      std::fprintf(stderr, "cannot build %s: %s\n", spec.c_str(), built.error().describe().c_str());
+      std::exit(1);
+    }
+    h = std::make_unique<mock::TempHost>(std::move(built.value()));
+  }
+  return *h;
+}
+
+probes::Discovery discover(const std::string& spec) {
+  const mock::TempHost& h = host(spec);
+  probes::ProbeOptions options;
+  if (const std::string fixture = h.nvml_fixture(); !fixture.empty()) {
+    options.nvml_library = mock::nvml_library_path();
+    ::setenv(std::string(mock::kNvmlFixtureEnv).c_str(), fixture.c_str(), 1);
+  }
+  auto root = probes::SysRoot::open(h.root(), probes::SysRoot::Liveness::kCapture);
+  return probes::discover(root.value(), options);
+}
+
+std::string synthetic(std::int64_t gpus) {
+  return "synthetic:gpus=" + std::to_string(gpus) + ",nics=" + std::to_string(gpus) +
+         ",switch_depth=2,nic_vfs=8";
+}
+
+void BM_ParseCpulist(benchmark::State& state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(probes::parse_cpulist("0-55,112-167"));
+}
+BENCHMARK(BM_ParseCpulist);
+
+void BM_ParsePciAddress(benchmark::State& state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(probes::parse_pci_address("0000:1b:00.0"));
+}
+BENCHMARK(BM_ParsePciAddress);
+
+void BM_ParseLinkSpeed(benchmark::State& state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(probes::parse_link_speed("32.0 GT/s PCIe"));
+}
+BENCHMARK(BM_ParseLinkSpeed);
+
+// Resolving a device link through a warm SysRoot cache: no system call per lookup.
+void BM_SysRootResolveCached(benchmark::State& state) {
+  auto root = probes::SysRoot::open(host("dgx-h100").root(), probes::SysRoot::Liveness::kCapture);
+  const auto names = root->list_dir("sys/bus/pci/devices").value();
+  for (auto _ : state) {
+    for (const std::string& n : names) {
+      benchmark::DoNotOptimize(root->resolve("sys/bus/pci/devices/" + n));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(names.size()));
+}
+BENCHMARK(BM_SysRootResolveCached);
+
+// Every probe over a mock host, in process; items = PCI functions.
+void BM_Discover(benchmark::State& state) {
+  const std::string spec = state.range(0) == 0 ? "dgx-h100" : synthetic(state.range(0));
+  host(spec);
+  std::size_t functions = 0;
+  for (auto _ : state) {
+    const probes::Discovery d = discover(spec);
+    functions = d.topology.nodes_of_kind(NodeKind::kPciDevice).size() +
+                d.topology.nodes_of_kind(NodeKind::kPciBridge).size();
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(functions));
+  state.SetLabel(spec);
+}
+BENCHMARK(BM_Discover)->Arg(0)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond);
+
+// The full GPU+NIC relation matrix: N^2 pairs, each O(depth).
+void BM_RelationMatrix(benchmark::State& state) {
+  const probes::Discovery d = discover(synthetic(state.range(0)));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(exporters::build_device_matrix(d.topology));
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_RelationMatrix)->RangeMultiplier(2)->Range(8, 64)->Unit(benchmark::kMicrosecond);
+
+void BM_RenderJsonModel(benchmark::State& state) {
+  const probes::Discovery d = discover("dgx-h100");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(exporters::render_json_model(d.topology, d.reports));
+  }
+}
+BENCHMARK(BM_RenderJsonModel)->Unit(benchmark::kMicrosecond);
+
+void BM_RenderResourceSlices(benchmark::State& state) {
+  const probes::Discovery d = discover("dgx-h100");
+  exporters::dra::SliceOptions options;
+  options.node_name = "bench-node";
+  for (auto _ : state) {
+    auto slices = exporters::dra::build_resource_slices(d.topology, options);
+    benchmark::DoNotOptimize(exporters::dra::render_slices_yaml(slices.value()));
+  }
+}
+BENCHMARK(BM_RenderResourceSlices)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

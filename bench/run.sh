@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Benchmarks topo against lstopo and lspci on the same host roots (docs/performance.md).
+#
+#   bench/run.sh [--short] [--build DIR] [--runs N] [--out DIR] [--no-check]
+#
+# Full mode: mock hosts dgx-h100, hgx-a100 and synthetic machines of 8, 16, 32 and 64 GPUs, plus
+# every real capture of ../shared/fixtures; 15 interleaved runs each; strace file-system profile;
+# the targets are checked (exit 1 when one is missed). Then the micro-benchmarks.
+# --short (CI): two small roots, 3 runs, micro-benchmarks for a few milliseconds each — it proves
+# the harness works; shared CI machines are too noisy for the thresholds, so they are not checked.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+build="$repo/build/release"
+runs=15
+short=0
+check=1
+out=""
+while (($#)); do
+  case "$1" in
+    --short) short=1; runs=3; check=0 ;;
+    --build) build="$(cd "$2" && pwd)"; shift ;;
+    --runs) runs="$2"; shift ;;
+    --out) out="$2"; shift ;;
+    --no-check) check=0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+out="${out:-$build/bench-results}"
+
+topo="$build/topo"
+compare="$build/bench/nodetopo_bench_compare"
+micro="$build/bench/nodetopo_micro_bench"
+for f in "$topo" "$compare" "$micro"; do
+  [[ -x "$f" ]] || { echo "bench/run.sh: $f is missing: build first (cmake --build --preset release)" >&2; exit 1; }
+done
+for tool in lstopo-no-graphics lspci strace; do
+  command -v "$tool" >/dev/null || { echo "bench/run.sh: $tool not found: run scripts/install-deps.sh" >&2; exit 1; }
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/nodetopo-bench.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+
+roots=()
+add_mock() {  # name profile-spec
+  "$topo" mock build "$2" "$work/$1" >/dev/null
+  roots+=("$1=$work/$1")
+}
+synthetic() {  # GPUs: one NIC per GPU behind the same two-level switch tree, 8 VFs per NIC
+  add_mock "synthetic-$1" "synthetic:gpus=$1,nics=$1,switch_depth=2,nic_vfs=8"
+}
+
+if ((short)); then
+  add_mock dgx-h100 dgx-h100
+  synthetic 8
+else
+  add_mock dgx-h100 dgx-h100
+  add_mock hgx-a100 hgx-a100
+  for n in 8 16 32 64; do synthetic "$n"; done
+  shared="${NODETOPO_SHARED_DIR:-}"
+  for candidate in "$repo/shared" "$repo/../shared"; do
+    [[ -z "$shared" && -d "$candidate/fixtures/hwloc/linux" ]] && shared="$(cd "$candidate" && pwd)"
+  done
+  if [[ -n "$shared" ]]; then
+    for tar in "$shared"/fixtures/hwloc/linux/*.tar.bz2; do
+      name="$(basename "$tar" .tar.bz2)"
+      mkdir -p "$work/captures" && tar -xjf "$tar" -C "$work/captures"
+      # nvidiagpunumanodes has no PCI config files: lspci fails on it, nothing to compare.
+      [[ "$name" == nvidiagpunumanodes ]] && continue
+      roots+=("$name=$work/captures/$name")
+    done
+  else
+    echo "bench/run.sh: ../shared/fixtures not found: real captures skipped" >&2
+  fi
+fi
+
+args=(--topo "$topo" --runs "$runs" --strace --json "$out/compare.json")
+((check)) && args+=(--check)
+echo "## topo vs lstopo vs lspci ($runs interleaved runs, medians)"
+echo
+status=0
+"$compare" "${args[@]}" "${roots[@]}" | tee "$out/compare.md" || status=$?
+
+echo
+echo "## micro-benchmarks"
+min_time=0.5
+((short)) && min_time=0.001
+"$micro" --benchmark_min_time="$min_time" --benchmark_out="$out/micro.json" \
+  --benchmark_out_format=json | tee "$out/micro.txt" || status=$?
+echo
+echo "results: $out"
+exit "$status"
