@@ -122,8 +122,9 @@ struct FsProfile {
 
 std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& root) {
   const std::string log = (fs::temp_directory_path() / "nodetopo-bench-strace.log").string();
-  std::vector<std::string> argv = {
-      "strace", "-f", "-qq", "-o", log, "-e", "trace=%file,getdents64"};
+  // -y prints the path behind each descriptor, so openat(dirfd, "vendor") names its file.
+  std::vector<std::string> argv = {"strace", "-f", "-qq", "-y", "-o",
+                                   log,      "-e", "trace=%file,getdents64"};
   argv.insert(argv.end(), tool.argv.begin(), tool.argv.end());
   const RunResult r = run_once(argv, tool.env);
   if (r.exit_code != 0) return std::nullopt;
@@ -135,10 +136,27 @@ std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& roo
   while (std::getline(in, line)) {
     if (line.find('(') == std::string::npos || line.find("+++") != std::string::npos) continue;
     ++p.fs_calls;
-    const std::size_t q1 = line.find('"');
+    // The path a call names: `openat(3</dir>, "name", ...)` -> /dir/name; `("path", ...)` -> path;
+    // getdents64(3</dir>, ...) -> /dir.
+    const std::size_t paren = line.find('(');
+    std::string dir;
+    if (line.compare(paren + 1, 9, "AT_FDCWD,") != 0) {
+      const std::size_t lt = line.find('<', paren);
+      const std::size_t gt = lt == std::string::npos ? lt : line.find('>', lt);
+      const std::size_t comma = line.find(',', paren);
+      if (lt != std::string::npos && gt != std::string::npos && lt < comma) {
+        dir = line.substr(lt + 1, gt - lt - 1);
+      }
+    }
+    const std::size_t q1 = line.find('"', paren);
     const std::size_t q2 = q1 == std::string::npos ? q1 : line.find('"', q1 + 1);
-    if (q1 == std::string::npos || q2 == std::string::npos) continue;
-    const std::string path = line.substr(q1 + 1, q2 - q1 - 1);
+    std::string path;
+    if (q1 != std::string::npos && q2 != std::string::npos) {
+      path = line.substr(q1 + 1, q2 - q1 - 1);
+      if (!path.starts_with("/") && !dir.empty()) path = dir + "/" + path;
+    } else {
+      path = dir;
+    }
     if (!path.starts_with(prefix)) continue;
     ++p.root_calls;
     const bool is_open =

@@ -80,7 +80,7 @@ void put_payload(Json& j, const Node& node) {
       j["subsystem_vendor_id"] = hex4(f.subsystem_vendor_id);
       j["subsystem_device_id"] = hex4(f.subsystem_device_id);
       j["class"] = hex6(f.class_code);
-      j["revision"] = f.revision;
+      put_optional(j, "revision", f.revision);
       put_nonempty(j, "vendor_name", f.vendor_name);
       put_nonempty(j, "device_name", f.device_name);
       put_nonempty(j, "class_name", f.class_name);

@@ -100,6 +100,11 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
     ScopedEnv keep_gpu_numa("HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES", "1");
     ScopedEnv no_xml("HWLOC_XMLFILE", std::nullopt);
     ScopedEnv no_synthetic("HWLOC_SYNTHETIC", std::nullopt);
+    // The Linux backend is part of libhwloc itself; its plugins (PCI through libpciaccess, GL,
+    // OpenCL, libxml2) are I/O discovery this probe turns off anyway. Not loading them saves
+    // about 1.5 ms of dlopen per discovery.
+    ScopedEnv no_plugins("HWLOC_PLUGINS_PATH",
+                         std::string("/nonexistent/nodetopo-no-hwloc-plugins"));
 
     if (hwloc_topology_init(topo.out()) != 0) {
       return make_error(ErrorCode::kIo, "hwloc_topology_init failed");

@@ -1,8 +1,12 @@
 #include <array>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nodetopo/probes/pci_ids.hpp>
 
@@ -129,7 +133,7 @@ PciNames lookup_pci_names(std::string_view text, std::span<const PciNameQuery> q
   return names;
 }
 
-std::optional<std::string> read_system_pci_ids() {
+std::optional<PciIdsFile> PciIdsFile::open_system() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("NODETOPO_PCI_IDS");
       env != nullptr && *env != '\0') {  // NOLINT
@@ -140,13 +144,36 @@ std::optional<std::string> read_system_pci_ids() {
     candidates.emplace_back(path);
   }
   for (const std::string& path : candidates) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) continue;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+      ::close(fd);
+      continue;
+    }
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (data == MAP_FAILED) continue;
+    return PciIdsFile(data, size);
   }
   return std::nullopt;
+}
+
+PciIdsFile::~PciIdsFile() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+PciIdsFile::PciIdsFile(PciIdsFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+PciIdsFile& PciIdsFile::operator=(PciIdsFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(data_, size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
 }
 
 }  // namespace nodetopo::probes

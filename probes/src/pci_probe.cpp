@@ -10,8 +10,9 @@
 #include <nodetopo/probes/pci_ids.hpp>
 #include <nodetopo/probes/pci_names.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 
-#include "libpci_reader.hpp"
+#include "libpci_config.hpp"
 
 namespace nodetopo::probes {
 
@@ -82,11 +83,11 @@ std::optional<Entry> parse_device_path(std::string_view resolved) {
 }
 
 // Whether a function is a bridge that forwards to a secondary bus (its children nest below it).
-bool is_bridge(const LibpciFunction& f) {
-  if (f.header_type) return *f.header_type == 1 || *f.header_type == 2;
-  // Without config space (unprivileged 64-byte reads do include the header; captures may not),
-  // fall back to the class code: PCI-to-PCI bridge, semi-transparent bridge.
-  const std::uint32_t cls = f.class_code.value_or(0) >> 8;
+bool is_bridge(const std::optional<DecodedConfig>& config, std::uint32_t class_code) {
+  if (config) return config->header_type == 1 || config->header_type == 2;
+  // Without config space (some captures have none), fall back to the class code: PCI-to-PCI
+  // bridge, semi-transparent bridge.
+  const std::uint32_t cls = class_code >> 8;
   return cls == 0x0604 || cls == 0x0609;
 }
 
@@ -111,7 +112,7 @@ std::optional<std::uint32_t> numa_from_cpus(const CpuSet& cpus,
 
 class PciDiscovery {
  public:
-  PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder, LibpciReader& libpci)
+  PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder, LibpciConfig& libpci)
       : ctx_(ctx), root_(ctx.root()), builder_(builder), libpci_(libpci) {
     // Copied: the builder's node vector grows while the probe adds functions.
     for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kNumaNode)) {
@@ -189,29 +190,47 @@ class PciDiscovery {
     return entries;
   }
 
-  std::string rel(const Entry& e, std::string_view attr) const {
-    return e.sysfs_path + "/" + std::string(attr);
-  }
-
   // Optional attribute: absent is normal, unreadable or malformed drops it with a warning.
-  std::optional<std::string> optional_attr(const Entry& e, std::string_view attr) {
-    auto value = root_.read_attr(rel(e, attr));
+  std::optional<std::string> optional_attr(const SysDir& dir, std::string_view attr) {
+    if (!dir.has(attr)) return std::nullopt;
+    auto value = dir.read_attr(attr);
     if (value) return std::move(value.value());
-    if (value.error().code != ErrorCode::kNotFound) ctx_.warn(value.error());
+    ctx_.warn(value.error());
     return std::nullopt;
   }
 
   template <class T>
-  std::optional<T> parsed_attr(const Entry& e, std::string_view attr,
+  std::optional<T> parsed_attr(const SysDir& dir, std::string_view attr,
                                Result<T> (*parse)(std::string_view)) {
-    auto text = optional_attr(e, attr);
+    auto text = optional_attr(dir, attr);
     if (!text) return std::nullopt;
     auto value = parse(*text);
     if (!value) {
-      ctx_.warn(value.error().message + " (attribute ignored)", root_.host_path(rel(e, attr)));
+      ctx_.warn(value.error().message + " (attribute ignored)",
+                root_.host_path(dir.rel() + "/" + std::string(attr)));
       return std::nullopt;
     }
     return std::move(value.value());
+  }
+
+  // A mandatory hex attribute (class, vendor, device): missing, unreadable or malformed is an error
+  // naming the file.
+  Result<std::uint64_t> read_hex(const SysDir& dir, std::string_view attr, std::uint64_t max) {
+    auto text = dir.read_attr(attr);
+    if (!text) return text.error();
+    auto value = parse_hex(*text, max);
+    if (!value) {
+      return make_error(ErrorCode::kMalformed, value.error().message,
+                        root_.host_path(dir.rel() + "/" + std::string(attr)));
+    }
+    return value;
+  }
+
+  std::optional<std::uint16_t> id_attr(const SysDir& dir, std::string_view attr) {
+    auto v = parsed_attr<std::uint64_t>(
+        dir, attr, +[](std::string_view t) { return parse_hex(t, 0xffff); });
+    if (!v) return std::nullopt;
+    return static_cast<std::uint16_t>(*v);
   }
 
   NodeIndex host_bridge_for(const std::string& root_bus) {
@@ -227,65 +246,89 @@ class PciDiscovery {
   }
 
   void add_function(const Entry& e) {
-    // libpci opens these files itself and follows links. The function's directory is checked;
-    // each file must be a regular file inside the root too, or a capture could make libpci read
-    // a file of the machine running the tool (an absolute link) or block on a FIFO.
-    static constexpr std::array<std::string_view, 7> kLibpciFiles{
-        "vendor", "device", "class", "revision", "subsystem_vendor", "subsystem_device", "config"};
-    for (std::string_view file : kLibpciFiles) {
-      auto checked = root_.check_regular_file(rel(e, file));
-      if (!checked && checked.error().code != ErrorCode::kNotFound) {
-        ctx_.warn("skipped: " + checked.error().message, root_.host_path(rel(e, file)));
-        return;
-      }
-    }
-    LibpciFunction lf = libpci_.read(e.address);
-    if (!lf.class_code) {
-      ctx_.warn("skipped: class code unreadable" + join_problems(lf),
-                root_.host_path(rel(e, "class")));
+    auto opened = root_.open_dir(e.sysfs_path);
+    if (!opened) {
+      ctx_.warn("skipped: " + opened.error().message, opened.error().path);
       return;
     }
-    if (!lf.ids_known) {
-      ctx_.warn("vendor/device ids unreadable, reported as 0000:0000" + join_problems(lf),
-                root_.host_path(e.sysfs_path));
-    } else if (!lf.config_readable) {
-      ctx_.warn(
-          "config space missing or shorter than the 64-byte header: bridge bus numbers "
-          "and PCIe port type unknown",
-          root_.host_path(rel(e, "config")));
+    const SysDir& dir = opened.value();
+    // One warning per damaged function, naming the file at fault.
+    auto cls = read_hex(dir, "class", 0xffffff);
+    if (!cls) {
+      ctx_.warn("skipped: class code unreadable: " + cls.error().message, cls.error().path);
+      return;
     }
-
     PciFunctionInfo f;
     f.address = e.address;
-    f.vendor_id = lf.vendor_id;
-    f.device_id = lf.device_id;
-    f.subsystem_vendor_id = lf.subsystem_vendor_id;
-    f.subsystem_device_id = lf.subsystem_device_id;
-    f.class_code = *lf.class_code;
-    f.revision = lf.revision;
-    f.port_type = lf.port_type;
-    f.secondary_bus = lf.secondary_bus;
-    f.subordinate_bus = lf.subordinate_bus;
+    f.class_code = static_cast<std::uint32_t>(*cls);
     f.sysfs_path = e.sysfs_path;
     f.pcie_root = e.pcie_root;
+    auto vendor = read_hex(dir, "vendor", 0xffff);
+    auto device = vendor ? read_hex(dir, "device", 0xffff) : vendor;
+    if (!vendor || !device) {
+      const Error& err = !vendor ? vendor.error() : device.error();
+      ctx_.warn("vendor/device ids unreadable, reported as 0000:0000: " + err.message, err.path);
+    } else {
+      f.vendor_id = static_cast<std::uint16_t>(*vendor);
+      f.device_id = static_cast<std::uint16_t>(*device);
+    }
 
-    if (auto driver = root_.read_link(rel(e, "driver"))) {
+    // Header type, bus numbers, revision and the PCIe port type come from config space, read
+    // once here and decoded by libpci from that buffer.
+    std::optional<DecodedConfig> config;
+    if (auto bytes = optional_config(dir)) {
+      const auto* data = reinterpret_cast<const std::uint8_t*>(bytes->data());
+      config = libpci_.decode(e.address, std::span<const std::uint8_t>(data, bytes->size()));
+    }
+    // Config space, when readable, already holds what sysfs also exports as files (revision,
+    // subsystem ids, link state): read those files only when it does not, so that each fact is
+    // read once.
+    if (config) {
+      f.revision = config->revision;
+      f.secondary_bus = config->secondary_bus;
+      f.subordinate_bus = config->subordinate_bus;
+      f.port_type = config->port_type;
+    } else if (auto rev = id_attr(dir, "revision")) {
+      f.revision = static_cast<std::uint8_t>(*rev);
+    }
+    if (config && config->subsystem_known) {
+      f.subsystem_vendor_id = config->subsystem_vendor_id;
+      f.subsystem_device_id = config->subsystem_device_id;
+    } else {
+      if (auto v = id_attr(dir, "subsystem_vendor")) f.subsystem_vendor_id = *v;
+      if (auto d = id_attr(dir, "subsystem_device")) f.subsystem_device_id = *d;
+    }
+    if (config && config->port_type) {
+      f.link_current = config->link_current;
+      f.link_max = config->link_max;
+    } else {
+      f.link_current.speed_mts =
+          parsed_attr<std::uint32_t>(dir, "current_link_speed", parse_link_speed).value_or(0);
+      f.link_current.width =
+          parsed_attr<std::uint32_t>(dir, "current_link_width", parse_link_width).value_or(0);
+      f.link_max.speed_mts =
+          parsed_attr<std::uint32_t>(dir, "max_link_speed", parse_link_speed).value_or(0);
+      f.link_max.width =
+          parsed_attr<std::uint32_t>(dir, "max_link_width", parse_link_width).value_or(0);
+    }
+
+    if (auto driver = dir.read_link("driver")) {
       const std::string& target = driver.value();
       f.driver = target.substr(target.rfind('/') + 1);
     }
-    if (auto cpus = parsed_attr<CpuSet>(e, "local_cpulist", parse_cpulist)) {
+    if (auto cpus = parsed_attr<CpuSet>(dir, "local_cpulist", parse_cpulist)) {
       f.local_cpus = std::move(*cpus);
-    } else if (auto mask = parsed_attr<CpuSet>(e, "local_cpus", parse_cpumask)) {
+    } else if (auto mask = parsed_attr<CpuSet>(dir, "local_cpus", parse_cpumask)) {
       f.local_cpus = std::move(*mask);  // kernels and captures without the list form
     }
-    auto numa = parsed_attr<std::optional<std::uint32_t>>(e, "numa_node", parse_numa_node);
+    auto numa = parsed_attr<std::optional<std::uint32_t>>(dir, "numa_node", parse_numa_node);
     if (numa && *numa && !numa_ids_.empty() &&
         std::find(numa_ids_.begin(), numa_ids_.end(), **numa) == numa_ids_.end()) {
       // A node the platform does not have (a damaged capture): never published as a dangling
       // reference.
       ctx_.warn("names NUMA node " + std::to_string(**numa) +
                     ", which this machine does not have (attribute ignored)",
-                root_.host_path(rel(e, "numa_node")));
+                root_.host_path(dir.rel() + "/numa_node"));
       numa.reset();
     }
     if (numa && *numa) {
@@ -294,19 +337,11 @@ class PciDiscovery {
       // numa_node -1 (VMs, single-socket boards, some BIOSes): derive it from the CPUs.
       f.numa_node = numa_from_cpus(f.local_cpus, numa_nodes_);
     }
-    f.link_current.speed_mts =
-        parsed_attr<std::uint32_t>(e, "current_link_speed", parse_link_speed).value_or(0);
-    f.link_current.width =
-        parsed_attr<std::uint32_t>(e, "current_link_width", parse_link_width).value_or(0);
-    f.link_max.speed_mts =
-        parsed_attr<std::uint32_t>(e, "max_link_speed", parse_link_speed).value_or(0);
-    f.link_max.width =
-        parsed_attr<std::uint32_t>(e, "max_link_width", parse_link_width).value_or(0);
-    f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(e, "sriov_totalvfs", parse_uint));
+    f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_totalvfs", parse_uint));
     if (f.sriov_total_vfs) {
-      f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(e, "sriov_numvfs", parse_uint));
+      f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_numvfs", parse_uint));
     }
-    if (auto physfn = root_.read_link(rel(e, "physfn"))) {
+    if (auto physfn = dir.read_link("physfn")) {
       const std::string& target = physfn.value();
       if (auto pf = parse_pci_address(target.substr(target.rfind('/') + 1))) {
         f.is_virtual_function = true;
@@ -320,7 +355,8 @@ class PciDiscovery {
     }
     if (parent == kNoNode) parent = host_bridge_for(e.root_bus);
 
-    const NodeKind kind = is_bridge(lf) ? NodeKind::kPciBridge : NodeKind::kPciDevice;
+    const NodeKind kind =
+        is_bridge(config, f.class_code) ? NodeKind::kPciBridge : NodeKind::kPciDevice;
     auto added = builder_.add(kind, "pci/" + e.address.to_string(), parent, std::move(f));
     if (!added) ctx_.warn(added.error());
   }
@@ -330,23 +366,26 @@ class PciDiscovery {
     return static_cast<std::uint32_t>(*v);
   }
 
-  std::string join_problems(const LibpciFunction& lf) const {
-    if (lf.problems.empty()) return {};
-    std::string out = " (libpci: " + relative_in_text(lf.problems.front());
-    if (lf.problems.size() > 1) out += "; +" + std::to_string(lf.problems.size() - 1) + " more";
-    return out + ")";
+  // config is optional (some captures lack it); shorter than the 64-byte header it is unusable.
+  std::optional<std::string> optional_config(const SysDir& dir) {
+    auto bytes = optional_attr_raw(dir, "config", 4096);
+    if (!bytes) return std::nullopt;
+    if (bytes->size() < kPciConfigHeaderSize) {
+      ctx_.warn("config space truncated (" + std::to_string(bytes->size()) +
+                    " bytes, the header has 64): bridge bus numbers and PCIe port type unknown",
+                root_.host_path(dir.rel() + "/config"));
+      return std::nullopt;
+    }
+    return bytes;
   }
 
-  // libpci names files by their full host path ("Cannot open <root>/sys/bus/pci/..."); reports
-  // name them relative to the root, so that the report of a capture is the same wherever it is
-  // unpacked. On the live root the full path is already the stable one.
-  std::string relative_in_text(std::string text) const {
-    if (root_.path() == "/") return text;
-    const std::string prefix = root_.host_path("") + "/";
-    for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
-      text.erase(at, prefix.size());
-    }
-    return text;
+  std::optional<std::string> optional_attr_raw(const SysDir& dir, std::string_view attr,
+                                               std::size_t max) {
+    if (!dir.has(attr)) return std::nullopt;
+    auto value = dir.read_file(attr, max);
+    if (value) return std::move(value.value());
+    ctx_.warn(value.error());
+    return std::nullopt;
   }
 
   // Names for every function at once: the project's table of recent parts first, then one
@@ -360,9 +399,9 @@ class PciDiscovery {
       const auto& f = builder_.node(i).as<PciFunctionInfo>();
       queries.push_back({f.vendor_id, f.device_id, static_cast<std::uint16_t>(f.class_code >> 8)});
     }
-    const std::optional<std::string> ids = read_system_pci_ids();
+    const std::optional<PciIdsFile> ids = PciIdsFile::open_system();
     if (!ids) ctx_.log().info("no pci.ids found: names only for the parts nodetopo knows itself");
-    const PciNames names = ids ? lookup_pci_names(*ids, queries) : PciNames{};
+    const PciNames names = ids ? lookup_pci_names(ids->text(), queries) : PciNames{};
     for (NodeIndex i : functions) {
       auto& f = builder_.node(i).as<PciFunctionInfo>();
       f.class_name = names.class_name(static_cast<std::uint16_t>(f.class_code >> 8));
@@ -419,7 +458,7 @@ class PciDiscovery {
   ProbeContext& ctx_;
   const SysRoot& root_;
   TopologyBuilder& builder_;
-  LibpciReader& libpci_;
+  LibpciConfig& libpci_;
   std::vector<NumaCpus> numa_nodes_;
   std::vector<std::uint32_t> numa_ids_;  // every NUMA node the platform probe found
 };
@@ -427,7 +466,7 @@ class PciDiscovery {
 }  // namespace
 
 Result<void> PciProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
-  auto libpci = LibpciReader::open(ctx.root().host_path("sys/bus/pci"));
+  auto libpci = LibpciConfig::open();
   if (!libpci) return libpci.error();
   PciDiscovery discovery(ctx, builder, libpci.value());
   return discovery.run();

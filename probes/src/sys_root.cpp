@@ -12,33 +12,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
+
+#include "fd_io.hpp"
 
 namespace nodetopo::probes {
 
 namespace {
 
+using detail::errno_error;
+
 // Linux gives up after 40 links in one lookup (MAXSYMLINKS); so do we.
 constexpr int kMaxSymlinkHops = 40;
-
-ErrorCode code_from_errno(int err) {
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return ErrorCode::kNotFound;
-    case EACCES:
-    case EPERM:
-      return ErrorCode::kPermission;
-    case ELOOP:
-      return ErrorCode::kSymlinkLoop;
-    default:
-      return ErrorCode::kIo;
-  }
-}
-
-Error errno_error(int err, const std::string& what, std::string path) {
-  return make_error(code_from_errno(err), what + ": " + std::strerror(err), std::move(path));
-}
 
 std::deque<std::string> split_path(std::string_view path) {
   std::deque<std::string> parts;
@@ -218,23 +204,7 @@ Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_byt
     fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   }
   if (fd < 0) return errno_error(errno, "cannot open", host_path(rel));
-
-  std::string content;
-  std::array<char, 4096> buf{};
-  while (content.size() < max_bytes) {
-    const std::size_t want = std::min(buf.size(), max_bytes - content.size());
-    const ssize_t got = ::read(fd, buf.data(), want);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return errno_error(err, "cannot read", host_path(rel));
-    }
-    if (got == 0) break;
-    content.append(buf.data(), static_cast<std::size_t>(got));
-  }
-  ::close(fd);
-  return content;
+  return detail::read_and_close(fd, max_bytes, host_path(rel));
 }
 
 Result<std::string> SysRoot::read_attr(std::string_view rel) const {
@@ -291,6 +261,21 @@ Result<void> SysRoot::check_regular_file(std::string_view rel) const {
     return make_error(ErrorCode::kInvalid, "not a regular file", host_path(rel));
   }
   return {};
+}
+
+void SysRoot::count(std::size_t Stats::*counter) const {
+  std::lock_guard lock(cache_->mutex);
+  ++(cache_->stats.*counter);
+}
+
+Result<SysDir> SysRoot::open_dir(std::string_view rel) const {
+  auto resolved = resolve(rel);
+  if (!resolved) return resolved.error();
+  count(&Stats::opens);
+  const std::string full = root_prefix_ + resolved.value();
+  const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
+  if (fd < 0) return errno_error(errno, "cannot open directory", host_path(rel));
+  return SysDir(*this, std::move(resolved.value()), fd);
 }
 
 SysRoot::Stats SysRoot::stats() const {

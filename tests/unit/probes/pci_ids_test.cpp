@@ -73,8 +73,9 @@ TEST(PciIds, ToleratesCrLfAndGarbageLines) {
 // The system database read by both: every vendor, device and class of a broad set of IDs must
 // come out exactly as libpci prints it (names in goldens and JSON depend on it).
 TEST(PciIds, AgreesWithLibpciOnTheSystemDatabase) {
-  const auto text = read_system_pci_ids();
-  ASSERT_TRUE(text.has_value()) << "no pci.ids: install the pci.ids package (pciutils)";
+  const auto file = PciIdsFile::open_system();
+  ASSERT_TRUE(file.has_value()) << "no pci.ids: install the pci.ids package (pciutils)";
+  const std::string_view text = file->text();
   std::vector<PciNameQuery> queries;
   for (std::uint16_t vendor : {0x8086, 0x10de, 0x1002, 0x15b3, 0x14e4, 0x1af4, 0x10b5, 0x1000}) {
     for (std::uint16_t device = 0; device < 0x3000; device += 7) {
@@ -82,7 +83,7 @@ TEST(PciIds, AgreesWithLibpciOnTheSystemDatabase) {
           {vendor, device, static_cast<std::uint16_t>((device % 0x13) << 8 | (device % 9))});
     }
   }
-  const PciNames names = lookup_pci_names(*text, queries);
+  const PciNames names = lookup_pci_names(text, queries);
 
   pci_access* pacc = pci_alloc();
   pci_init(pacc);

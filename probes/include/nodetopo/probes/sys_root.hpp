@@ -19,6 +19,8 @@
 
 namespace nodetopo::probes {
 
+class SysDir;
+
 class SysRoot {
  public:
   /// How the root relates to the machine this process runs on.
@@ -69,6 +71,10 @@ class SysRoot {
   /// on a FIFO. Errors: those of resolve(), or kInvalid when it is not a regular file.
   [[nodiscard]] Result<void> check_regular_file(std::string_view rel) const;
 
+  /// Opens the directory `rel` (symlinks resolved inside the root) for reading its entries
+  /// through one descriptor. See sys_dir.hpp.
+  [[nodiscard]] Result<SysDir> open_dir(std::string_view rel) const;
+
   /// Counters of the system calls made, for tests and benchmarks ("no file read twice").
   struct Stats {
     std::size_t opens = 0;
@@ -79,7 +85,9 @@ class SysRoot {
   [[nodiscard]] Stats stats() const;
 
  private:
+  friend class SysDir;
   struct Cache;
+  void count(std::size_t Stats::*counter) const;
   SysRoot(std::filesystem::path root, bool live);
 
   [[nodiscard]] Result<std::string> resolve_impl(std::string_view rel, bool follow_last) const;

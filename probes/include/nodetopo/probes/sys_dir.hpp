@@ -1,0 +1,61 @@
+// SysDir: one open directory inside a host root, for reading many attributes of one device.
+//
+// Reading `vendor`, `class`, `numa_node`, ... of a PCI function through full paths makes the
+// kernel walk ten path components per file; through the directory's descriptor (openat) it walks
+// one. The directory is listed once, with entry types, so absent optional attributes cost no
+// failed open and only regular files are read. Attribute names never contain '/', so nothing read
+// through a SysDir can leave the directory; an attribute that is a symlink is resolved by the
+// SysRoot it came from, with all of its checks.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nodetopo/probes/sys_root.hpp>
+
+namespace nodetopo::probes {
+
+class SysDir {
+ public:
+  enum class EntryType { kFile, kDirectory, kLink, kOther, kUnknown };
+
+  SysDir(SysDir&& other) noexcept;
+  SysDir& operator=(SysDir&& other) noexcept;
+  SysDir(const SysDir&) = delete;
+  SysDir& operator=(const SysDir&) = delete;
+  ~SysDir();
+
+  /// The directory's resolved, root-relative path.
+  [[nodiscard]] const std::string& rel() const { return rel_; }
+
+  /// The type of entry `name`, or nullopt when the directory has no such entry.
+  [[nodiscard]] std::optional<EntryType> type_of(std::string_view name) const;
+  [[nodiscard]] bool has(std::string_view name) const { return type_of(name).has_value(); }
+
+  /// Reads attribute `name` whole (at most `max_bytes`). kNotFound when absent, kInvalid when it
+  /// is not a regular file (a FIFO or device planted in a capture).
+  [[nodiscard]] Result<std::string> read_file(std::string_view name,
+                                              std::size_t max_bytes = 65536) const;
+  /// read_file() with surrounding whitespace stripped: a sysfs attribute's value.
+  [[nodiscard]] Result<std::string> read_attr(std::string_view name) const;
+  /// The target of symlink `name` as stored (e.g. "../../../bus/pci/drivers/nvidia").
+  [[nodiscard]] Result<std::string> read_link(std::string_view name) const;
+
+ private:
+  friend class SysRoot;
+  SysDir(SysRoot root, std::string rel, int fd);
+  void list() const;
+  [[nodiscard]] std::string host_path(std::string_view name) const;
+
+  SysRoot root_;
+  std::string rel_;
+  int fd_ = -1;
+  mutable bool listed_ = false;
+  mutable std::vector<std::pair<std::string, EntryType>> entries_;  // sorted by name
+};
+
+}  // namespace nodetopo::probes
