@@ -27,9 +27,7 @@ int run_matrix(const MatrixOptions& opts) {
   }
   const exporters::DeviceMatrix matrix = exporters::build_device_matrix(discovery.value().topology);
   const std::string doc =
-      opts.format == "json" ? exporters::matrix_to_json(matrix).dump(
-                                  2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-                                  "\n"
+      opts.format == "json" ? exporters::render_matrix_json(matrix)
                             : exporters::render_matrix_text(matrix);
   if (auto written = exporters::write_stdout(doc); !written) {
     std::cerr << "topo matrix: " << written.error().describe() << "\n";

@@ -2,11 +2,11 @@
 
 #include <nodetopo/exporters/matrix.hpp>
 
+#include "matrix_json.hpp"
+
 namespace nodetopo::exporters {
 
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 bool is_nic_function(const Topology& topo, NodeIndex index) {
   const Node& node = topo.node(index);
@@ -138,39 +138,52 @@ Legend:
   return out;
 }
 
-nlohmann::ordered_json matrix_to_json(const DeviceMatrix& m) {
-  Json doc;
-  Json devices = Json::array();
+void write_matrix_json(detail::JsonWriter& j, const DeviceMatrix& m) {
+  j.begin_object();
+  j.key("devices");
+  j.begin_array();
   for (const MatrixDevice& d : m.devices) {
-    Json j;
-    j["name"] = d.name;
-    j["kind"] = d.kind;
-    j["pci"] = d.pci;
-    if (!d.product.empty()) j["product"] = d.product;
+    j.begin_object();
+    j.field("name", d.name);
+    j.field("kind", d.kind);
+    j.field("pci", d.pci);
+    if (!d.product.empty()) j.field("product", d.product);
     if (d.kind == "nic") {
-      if (!d.rdma.empty()) j["rdma"] = d.rdma;
-      if (!d.netdev.empty()) j["netdev"] = d.netdev;
+      if (!d.rdma.empty()) j.field("rdma", d.rdma);
+      if (!d.netdev.empty()) j.field("netdev", d.netdev);
     }
-    devices.push_back(std::move(j));
+    j.end_object();
   }
-  doc["devices"] = std::move(devices);
-  Json cells = Json::object();
-  Json cpu = Json::object();
-  Json numa = Json::object();
+  j.end_array();
+  j.key("cells");
+  j.begin_object();
   for (std::size_t i = 0; i < m.devices.size(); ++i) {
-    Json row = Json::object();
-    for (std::size_t j = 0; j < m.devices.size(); ++j) {
-      row[m.devices[j].name] = m.cells[i][j].label();
+    j.key(m.devices[i].name);
+    j.begin_object();
+    for (std::size_t k = 0; k < m.devices.size(); ++k) {
+      j.field(m.devices[k].name, m.cells[i][k].label());
     }
-    cells[m.devices[i].name] = std::move(row);
-    cpu[m.devices[i].name] = m.devices[i].cpu_affinity;
-    numa[m.devices[i].name] =
-        m.devices[i].numa_affinity ? std::to_string(*m.devices[i].numa_affinity) : "N/A";
+    j.end_object();
   }
-  doc["cells"] = std::move(cells);
-  doc["cpu_affinity"] = std::move(cpu);
-  doc["numa_affinity"] = std::move(numa);
-  return doc;
+  j.end_object();
+  j.key("cpu_affinity");
+  j.begin_object();
+  for (const MatrixDevice& d : m.devices)
+    j.field(d.name, d.cpu_affinity);
+  j.end_object();
+  j.key("numa_affinity");
+  j.begin_object();
+  for (const MatrixDevice& d : m.devices) {
+    j.field(d.name, d.numa_affinity ? std::to_string(*d.numa_affinity) : std::string("N/A"));
+  }
+  j.end_object();
+  j.end_object();
+}
+
+std::string render_matrix_json(const DeviceMatrix& matrix) {
+  detail::JsonWriter j;
+  write_matrix_json(j, matrix);
+  return j.take() + "\n";
 }
 
 }  // namespace nodetopo::exporters

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include <nodetopo/topology/relations.hpp>
 #include <nodetopo/topology/topology.hpp>
 
@@ -39,7 +37,7 @@ DeviceMatrix build_device_matrix(const Topology& topology);
 std::string render_matrix_text(const DeviceMatrix& matrix);
 
 /// {"devices":[...], "cells":{"GPU0":{"NIC0":"PIX",...}}, "cpu_affinity":{...},
-///  "numa_affinity":{...}}.
-nlohmann::ordered_json matrix_to_json(const DeviceMatrix& matrix);
+///  "numa_affinity":{...}}, two-space indented, with a final newline.
+std::string render_matrix_json(const DeviceMatrix& matrix);
 
 }  // namespace nodetopo::exporters

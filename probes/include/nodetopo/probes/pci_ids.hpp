@@ -52,9 +52,7 @@ class PciIdsFile {
   PciIdsFile(const PciIdsFile&) = delete;
   PciIdsFile& operator=(const PciIdsFile&) = delete;
 
-  [[nodiscard]] std::string_view text() const {
-    return {static_cast<const char*>(data_), size_};
-  }
+  [[nodiscard]] std::string_view text() const { return {static_cast<const char*>(data_), size_}; }
 
  private:
   PciIdsFile(void* data, std::size_t size) : data_(data), size_(size) {}

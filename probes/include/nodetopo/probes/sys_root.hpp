@@ -91,11 +91,10 @@ class SysRoot {
   SysRoot(std::filesystem::path root, bool live);
 
   [[nodiscard]] Result<std::string> resolve_impl(std::string_view rel, bool follow_last) const;
-  // What one lstat (and readlink) said about a root-relative path whose parents are resolved.
+  // What readlink() said about a root-relative path whose parents are resolved.
   struct PathEntry {
     int error = 0;  // errno of lstat, 0 when the path exists
     bool symlink = false;
-    bool regular = false;
     std::string target;
   };
   [[nodiscard]] PathEntry lookup(const std::string& rel) const;
