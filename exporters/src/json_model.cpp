@@ -3,6 +3,7 @@
 
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/exporters/matrix.hpp>
+#include <nodetopo/topology/hex.hpp>
 
 #include "json_writer.hpp"
 #include "matrix_json.hpp"
@@ -12,18 +13,6 @@ namespace nodetopo::exporters {
 namespace {
 
 using detail::JsonWriter;
-
-std::string hex4(std::uint32_t v) {
-  std::array<char, 16> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04x", v);
-  return buf.data();
-}
-
-std::string hex6(std::uint32_t v) {
-  std::array<char, 16> buf{};
-  std::snprintf(buf.data(), buf.size(), "%06x", v);
-  return buf.data();
-}
 
 void write_link(JsonWriter& j, const PcieLink& link) {
   j.begin_object();
@@ -71,18 +60,18 @@ void put_payload(JsonWriter& j, const Node& node) {
       if (n.device) j.field("device", n.device->to_string());
     }
     void operator()(const HostBridgeInfo& h) const {
-      j.field("domain", hex4(h.domain));
+      j.field("domain", to_hex(h.domain, 4));
       j.field("bus", h.bus);
       j.field("pcie_root", h.root_name);
       put_optional(j, "numa_node", h.numa_node);
     }
     void operator()(const PciFunctionInfo& f) const {
       j.field("address", f.address.to_string());
-      j.field("vendor_id", hex4(f.vendor_id));
-      j.field("device_id", hex4(f.device_id));
-      j.field("subsystem_vendor_id", hex4(f.subsystem_vendor_id));
-      j.field("subsystem_device_id", hex4(f.subsystem_device_id));
-      j.field("class", hex6(f.class_code));
+      j.field("vendor_id", to_hex(f.vendor_id, 4));
+      j.field("device_id", to_hex(f.device_id, 4));
+      j.field("subsystem_vendor_id", to_hex(f.subsystem_vendor_id, 4));
+      j.field("subsystem_device_id", to_hex(f.subsystem_device_id, 4));
+      j.field("class", to_hex(f.class_code, 6));
       put_optional(j, "revision", f.revision);
       put_nonempty(j, "vendor_name", f.vendor_name);
       put_nonempty(j, "device_name", f.device_name);

@@ -15,8 +15,9 @@ namespace {
 // output stays identical to its dump().
 bool plain_ascii(std::string_view text) {
   for (char c : text) {
+    // One unsigned compare covers < 0x20 and >= 0x80 (after the shift both fall outside 0x60).
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') return false;
+    if (static_cast<unsigned char>(u - 0x20) >= 0x60 || c == '"' || c == '\\') return false;
   }
   return true;
 }

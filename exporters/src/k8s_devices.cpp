@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include <nodetopo/exporters/k8s_devices.hpp>
+#include <nodetopo/topology/hex.hpp>
 #include <nodetopo/topology/relations.hpp>
 #include <nodetopo/topology/shape.hpp>
 
@@ -150,9 +151,7 @@ std::string pci_vendor_short_name(std::uint16_t vendor_id) {
     default:
       break;
   }
-  std::array<char, 8> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04x", vendor_id);
-  return buf.data();
+  return to_hex(vendor_id, 4);
 }
 
 std::vector<K8sDevice> collect_k8s_devices(const Topology& topology, std::string_view node_name) {

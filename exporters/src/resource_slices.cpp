@@ -6,6 +6,7 @@
 #include <nodetopo/exporters/resource_slices.hpp>
 #include <nodetopo/exporters/slice_validator.hpp>
 #include <nodetopo/exporters/yaml_emit.hpp>
+#include <nodetopo/topology/hex.hpp>
 #include <nodetopo/topology/shape.hpp>
 
 namespace nodetopo::exporters::dra {
@@ -27,12 +28,6 @@ std::string fit(std::string s) {
   while (!s.empty() && s.back() == ' ')
     s.pop_back();
   return s;
-}
-
-std::string hex4(std::uint32_t v) {
-  std::array<char, 8> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04x", v);
-  return buf.data();
 }
 
 // A UUID-shaped id derived from the node and the PCI address, for accelerators whose vendor UUID
@@ -62,8 +57,8 @@ Device base_device(const K8sDevice& k, const SliceOptions& opt) {
   }
   // The driver's own domain (unqualified keys).
   set_string(d, "type", std::string(to_string(k.type)));
-  set_string(d, "pciVendorID", hex4(f.vendor_id));
-  set_string(d, "pciDeviceID", hex4(f.device_id));
+  set_string(d, "pciVendorID", to_hex(f.vendor_id, 4));
+  set_string(d, "pciDeviceID", to_hex(f.device_id, 4));
   set_string(d, "driver", f.driver);
   set_string(d, "pcieSwitch", k.pcie_switch);
   if (const int gen = f.link_max.generation(); gen > 0) {

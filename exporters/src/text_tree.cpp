@@ -4,16 +4,11 @@
 #include <string>
 
 #include <nodetopo/exporters/text_tree.hpp>
+#include <nodetopo/topology/hex.hpp>
 
 namespace nodetopo::exporters {
 
 namespace {
-
-std::string hex4(std::uint32_t v) {
-  std::array<char, 16> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04x", v);
-  return buf.data();
-}
 
 std::string describe_pci(const Node& node) {
   const auto& f = node.as<PciFunctionInfo>();
@@ -40,7 +35,7 @@ std::string describe_pci(const Node& node) {
     if (!f.device_name.empty()) line += (f.vendor_name.empty() ? "" : " ") + f.device_name;
     line += " ";
   }
-  line += "[" + hex4(f.vendor_id) + ":" + hex4(f.device_id) + "]";
+  line += "[" + to_hex(f.vendor_id, 4) + ":" + to_hex(f.device_id, 4) + "]";
   if (f.link_current.known()) {
     line += " " + f.link_current.to_string();
     if (f.link_max.known() && !(f.link_max == f.link_current)) {

@@ -32,7 +32,7 @@ Error errno_error(int err, const std::string& what, std::string path) {
   return make_error(code_from_errno(err), what + ": " + std::strerror(err), std::move(path));
 }
 
-Result<std::string> read_and_close(int fd, std::size_t max_bytes, const std::string& path) {
+Result<std::string> read_and_close_unnamed(int fd, std::size_t max_bytes) {
   // Into a stack buffer left uninitialised (zeroing 4 KiB per attribute cost more than the read)
   // and appended: sysfs attributes are a few bytes, returned whole by one read.
   std::string content;
@@ -44,7 +44,7 @@ Result<std::string> read_and_close(int fd, std::size_t max_bytes, const std::str
       if (errno == EINTR) continue;
       const int err = errno;
       ::close(fd);
-      return errno_error(err, "cannot read", path);
+      return errno_error(err, "cannot read", {});
     }
     content.append(buf.data(), static_cast<std::size_t>(got));
     // A short read is the end: sysfs returns an attribute in one read, and regular files only

@@ -134,7 +134,7 @@ Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_byt
       return make_error(ErrorCode::kInvalid, "not a regular file", host_path(name));
     }
   }
-  return detail::read_and_close(fd, max_bytes, host_path(name));
+  return detail::read_and_close(fd, max_bytes, [&] { return host_path(name); });
 }
 
 Result<std::string> SysDir::read_attr(std::string_view name) const {

@@ -44,6 +44,9 @@ std::deque<std::string> split_path(std::string_view path) {
 struct SysRoot::Cache {
   std::mutex mutex;
   std::unordered_map<std::string, PathEntry> entries;
+  // Whole paths already resolved (a device link, and the canonical path it led to, which probes
+  // then open): one lookup instead of one per component.
+  std::unordered_map<std::string, std::string> resolved;
   Stats stats;
 };
 
@@ -95,7 +98,18 @@ std::string SysRoot::relative(std::string_view path) const {
 }
 
 Result<std::string> SysRoot::resolve(std::string_view rel) const {
-  return resolve_impl(rel, /*follow_last=*/true);
+  const std::string key(rel);
+  {
+    std::lock_guard lock(cache_->mutex);
+    if (auto it = cache_->resolved.find(key); it != cache_->resolved.end()) return it->second;
+  }
+  auto result = resolve_impl(rel, /*follow_last=*/true);
+  if (result) {
+    std::lock_guard lock(cache_->mutex);
+    cache_->resolved.emplace(key, result.value());
+    cache_->resolved.emplace(result.value(), result.value());
+  }
+  return result;
 }
 
 SysRoot::PathEntry SysRoot::lookup(const std::string& rel) const {
@@ -193,7 +207,7 @@ Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_byt
     fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   }
   if (fd < 0) return errno_error(errno, "cannot open", host_path(rel));
-  return detail::read_and_close(fd, max_bytes, host_path(rel));
+  return detail::read_and_close(fd, max_bytes, [&] { return host_path(rel); });
 }
 
 Result<std::string> SysRoot::read_attr(std::string_view rel) const {

@@ -1,20 +1,30 @@
 #include <array>
 #include <cstdio>
 
+#include <nodetopo/topology/hex.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 namespace nodetopo {
 
 std::string PciAddress::to_string() const {
-  std::array<char, 32> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04x:%02x:%02x.%x", domain, bus, device, function);
-  return buf.data();
+  std::string out;
+  out.reserve(13);
+  append_hex(out, domain, 4);
+  out += ':';
+  append_hex(out, bus, 2);
+  out += ':';
+  append_hex(out, device, 2);
+  out += '.';
+  append_hex(out, function, 1);
+  return out;
 }
 
 std::string pci_root_name(std::uint32_t domain, std::uint8_t bus) {
-  std::array<char, 32> buf{};
-  std::snprintf(buf.data(), buf.size(), "pci%04x:%02x", domain, bus);
-  return buf.data();
+  std::string out = "pci";
+  append_hex(out, domain, 4);
+  out += ':';
+  append_hex(out, bus, 2);
+  return out;
 }
 
 int PcieLink::generation() const {

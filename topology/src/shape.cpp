@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <nodetopo/topology/hex.hpp>
 #include <nodetopo/topology/shape.hpp>
 
 namespace nodetopo {
@@ -70,12 +71,6 @@ void compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
 
 // ---------------------------------------------------------------------------------------------
 // Normalised description
-
-std::string hex4(std::uint32_t v) {
-  std::array<char, 16> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04x", v);
-  return buf.data();
-}
 
 std::string quote(std::string_view s) {
   std::string out = "\"";
@@ -169,8 +164,8 @@ class ShapeWriter {
       case NodeKind::kPciDevice: {
         const auto& f = n.as<PciFunctionInfo>();
         return std::string(n.kind == NodeKind::kPciBridge ? "bridge " : "device ") +
-               hex4(f.vendor_id) + ":" + hex4(f.device_id) + " class=" + hex4(f.class_code >> 8) +
-               link_text(f.link_max);
+               to_hex(f.vendor_id, 4) + ":" + to_hex(f.device_id, 4) +
+               " class=" + to_hex(f.class_code >> 8, 4) + link_text(f.link_max);
       }
       case NodeKind::kAccelerator:
       case NodeKind::kNvSwitch: {

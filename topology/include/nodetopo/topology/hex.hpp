@@ -1,0 +1,16 @@
+// Lowercase hexadecimal formatting of IDs ("10de", "030200"), shared by the model and renderers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nodetopo {
+
+/// `value` in lowercase hex, zero-padded to at least `width` digits: to_hex(0x10de, 4) == "10de",
+/// to_hex(0x10000, 4) == "10000".
+std::string to_hex(std::uint64_t value, int width);
+
+/// Appends to_hex(value, width) to `out`.
+void append_hex(std::string& out, std::uint64_t value, int width);
+
+}  // namespace nodetopo
