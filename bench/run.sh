@@ -84,6 +84,14 @@ echo "## topo vs lstopo vs lspci ($runs interleaved runs, medians)"
 echo
 status=0
 "$compare" "${args[@]}" "${roots[@]}" | tee "$out/compare.md" || status=$?
+# Every root must have its row: the harness measured all three tools on it.
+for spec in "${roots[@]}"; do
+  name="${spec%%=*}"
+  if ! grep -q "^| $name |" "$out/compare.md"; then
+    echo "bench/run.sh: no result for $name" >&2
+    status=1
+  fi
+done
 
 echo
 echo "## micro-benchmarks"

@@ -16,6 +16,8 @@ packages=(
   hwloc-nox pciutils
   # `topo dump --format dot` is checked by rendering it with Graphviz
   graphviz
+  # the benchmark counts file-system calls of topo and lstopo with strace
+  strace
 )
 
 missing=()

@@ -163,6 +163,8 @@ void write_node(JsonWriter& j, const Topology& topo, NodeIndex index) {
 
 std::string render_json_model(const Topology& topology, std::span<const ProbeReport> reports) {
   JsonWriter j;
+  // About 1.5 KiB of JSON per node: reserving spares the copies of a doubling string.
+  j.reserve(topology.size() * 1536);
   j.begin_object();
   j.field("schema_version", kModelSchemaVersion);
   j.key("machine");

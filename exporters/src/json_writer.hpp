@@ -44,6 +44,9 @@ class JsonWriter {
     value(v);
   }
 
+  /// Pre-allocates room for `bytes` of output.
+  void reserve(std::size_t bytes) { out_.reserve(bytes); }
+
   /// The document so far; the writer is left empty.
   std::string take() { return std::move(out_); }
 

@@ -1,7 +1,8 @@
 #include <algorithm>
-#include <array>
+#include <atomic>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -10,9 +11,10 @@
 #include <nodetopo/probes/pci_ids.hpp>
 #include <nodetopo/probes/pci_names.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
-#include <nodetopo/probes/sys_dir.hpp>
 
 #include "libpci_config.hpp"
+#include "pci_device_path.hpp"
+#include "pci_function_reader.hpp"
 
 namespace nodetopo::probes {
 
@@ -20,100 +22,16 @@ namespace {
 
 constexpr std::string_view kDevicesDir = "sys/bus/pci/devices";
 
-// "pci0000:17", "pci10000:00": the kernel's name for a PCI root bus directory.
-bool is_root_bus_name(std::string_view name) {
-  if (!name.starts_with("pci")) return false;
-  const std::size_t colon = name.find(':');
-  if (colon == std::string_view::npos || colon < 7 || colon > 11 || name.size() != colon + 3) {
-    return false;
-  }
-  // Hex digits on both sides of the one colon ("pci0000::0" has the length but no bus).
-  const auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
-  return std::all_of(name.begin() + 3, name.begin() + static_cast<std::ptrdiff_t>(colon), hex) &&
-         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(colon) + 1, name.end(), hex);
-}
-
-// One enumerated function before it becomes a node.
-struct Entry {
-  PciAddress address;
-  std::string name;                   // directory name under bus/pci/devices
-  std::string sysfs_path;             // resolved, root-relative
-  std::string root_bus;               // "pci0000:17": the root bus the function's domain hangs from
-  std::string pcie_root;              // the first root bus on the path (Kubernetes' pcieRoot)
-  std::vector<PciAddress> ancestors;  // PCI functions on the path, outermost first
-};
-
-// Splits a resolved device path into its root bus and PCI ancestors. Path components before the
-// root bus (ARM SoCs put root complexes under platform/...) are ignored. A root bus may nest
-// inside a PCI function: Intel VMD puts its domain's root bus in the VMD endpoint
-// (pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0); the function then belongs to the inner
-// root bus, as the kernel's bus hierarchy and lspci have it, and keeps the outer one as its PCIe
-// root.
-std::optional<Entry> parse_device_path(std::string_view resolved) {
-  if (!resolved.starts_with("sys/devices/")) return std::nullopt;
-  Entry entry;
-  std::size_t start = std::string_view("sys/devices/").size();
-  bool in_pci = false;
-  while (start < resolved.size()) {
-    const std::size_t end = std::min(resolved.find('/', start), resolved.size());
-    const std::string_view part = resolved.substr(start, end - start);
-    start = end + 1;
-    if (!in_pci) {
-      if (is_root_bus_name(part)) {
-        entry.root_bus = std::string(part);
-        entry.pcie_root = entry.root_bus;
-        in_pci = true;
-      }
-      continue;
-    }
-    if (is_root_bus_name(part) && !entry.ancestors.empty()) {
-      entry.root_bus = std::string(part);
-      entry.ancestors.clear();
-      continue;
-    }
-    auto addr = parse_pci_address(part);
-    if (!addr) return std::nullopt;  // a non-PCI component inside a PCI path is not a device dir
-    entry.ancestors.push_back(*addr);
-  }
-  if (!in_pci || entry.ancestors.empty()) return std::nullopt;
-  entry.address = entry.ancestors.back();
-  entry.ancestors.pop_back();
-  entry.sysfs_path = std::string(resolved);
-  return entry;
-}
-
-// Whether a function is a bridge that forwards to a secondary bus (its children nest below it).
-bool is_bridge(const std::optional<DecodedConfig>& config, std::uint32_t class_code) {
-  if (config) return config->header_type == 1 || config->header_type == 2;
-  // Without config space (some captures have none), fall back to the class code: PCI-to-PCI
-  // bridge, semi-transparent bridge.
-  const std::uint32_t cls = class_code >> 8;
-  return cls == 0x0604 || cls == 0x0609;
-}
-
-// The one NUMA node whose CPUs contain `cpus`; nullopt when none or several.
-struct NumaCpus {
-  std::uint32_t os_index;
-  CpuSet cpus;
-};
-
-// The one NUMA node whose CPUs contain all of `cpus`; nullopt when they span several or none.
-std::optional<std::uint32_t> numa_from_cpus(const CpuSet& cpus,
-                                            const std::vector<NumaCpus>& numa_nodes) {
-  if (cpus.empty()) return std::nullopt;
-  std::optional<std::uint32_t> found;
-  for (const NumaCpus& numa : numa_nodes) {
-    if (!numa.cpus.intersects(cpus)) continue;
-    if (found || !cpus.is_subset_of(numa.cpus)) return std::nullopt;
-    found = numa.os_index;
-  }
-  return found;
-}
+// Functions one reader thread takes on before another is worth starting; and the most threads.
+// Reading sysfs is system-call bound: on a 1000-function node a few threads halve the wall time,
+// more only contend for the kernel's directory locks.
+constexpr std::size_t kFunctionsPerThread = 128;
+constexpr unsigned kMaxReaderThreads = 4;
 
 class PciDiscovery {
  public:
-  PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder, LibpciConfig& libpci)
-      : ctx_(ctx), root_(ctx.root()), builder_(builder), libpci_(libpci) {
+  PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder)
+      : ctx_(ctx), root_(ctx.root()), builder_(builder) {
     // Copied: the builder's node vector grows while the probe adds functions.
     for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kNumaNode)) {
       const auto& numa = builder_.node(i).as<NumaInfo>();
@@ -131,22 +49,24 @@ class PciDiscovery {
       }
       return names.error();
     }
-    std::vector<Entry> entries = enumerate(names.value());
+    std::vector<PciEntry> entries = enumerate(names.value());
     // Parents before children: the hierarchy is a prefix order of the resolved paths.
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    std::sort(entries.begin(), entries.end(), [](const PciEntry& a, const PciEntry& b) {
       if (a.ancestors.size() != b.ancestors.size()) return a.ancestors.size() < b.ancestors.size();
       return a.address < b.address;
     });
-    for (const Entry& entry : entries)
-      add_function(entry);
+    auto reads = read_all(entries);
+    if (!reads) return reads.error();
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      add_function(entries[i], reads.value()[i]);
     fill_names();
     place_host_bridges();
     return {};
   }
 
  private:
-  std::vector<Entry> enumerate(const std::vector<std::string>& names) {
-    std::vector<Entry> entries;
+  std::vector<PciEntry> enumerate(const std::vector<std::string>& names) {
+    std::vector<PciEntry> entries;
     entries.reserve(names.size());
     for (const std::string& name : names) {
       const std::string rel = std::string(kDevicesDir) + "/" + name;
@@ -170,7 +90,7 @@ class PciDiscovery {
             "bridge " +
                 pci_root_name(addr->domain, addr->bus),
             root_.host_path(rel));
-        entry = Entry{};
+        entry = PciEntry{};
         entry->address = *addr;
         entry->sysfs_path = rel;
         entry->root_bus = pci_root_name(addr->domain, addr->bus);
@@ -190,47 +110,48 @@ class PciDiscovery {
     return entries;
   }
 
-  // Optional attribute: absent is normal, unreadable or malformed drops it with a warning.
-  std::optional<std::string> optional_attr(const SysDir& dir, std::string_view attr) {
-    if (!dir.has(attr)) return std::nullopt;
-    auto value = dir.read_attr(attr);
-    if (value) return std::move(value.value());
-    ctx_.warn(value.error());
-    return std::nullopt;
-  }
-
-  template <class T>
-  std::optional<T> parsed_attr(const SysDir& dir, std::string_view attr,
-                               Result<T> (*parse)(std::string_view)) {
-    auto text = optional_attr(dir, attr);
-    if (!text) return std::nullopt;
-    auto value = parse(*text);
-    if (!value) {
-      ctx_.warn(value.error().message + " (attribute ignored)",
-                root_.host_path(dir.rel() + "/" + std::string(attr)));
-      return std::nullopt;
+  // Reads every function, on several threads when there are many. Results keep the entries'
+  // order, so the tree and the warnings do not depend on thread scheduling.
+  Result<std::vector<PciFunctionRead>> read_all(const std::vector<PciEntry>& entries) {
+    std::vector<PciFunctionRead> reads(entries.size());
+    const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
+    const auto threads = static_cast<unsigned>(
+        std::min<std::size_t>({std::size_t{hardware}, std::size_t{kMaxReaderThreads},
+                               (entries.size() + kFunctionsPerThread - 1) / kFunctionsPerThread}));
+    std::vector<PciFunctionReader> readers;
+    for (unsigned t = 0; t < std::max(threads, 1U); ++t) {
+      auto libpci = LibpciConfig::open();
+      if (!libpci) return libpci.error();
+      readers.emplace_back(root_, std::move(libpci.value()), numa_nodes_, numa_ids_);
     }
-    return std::move(value.value());
+    std::atomic<std::size_t> next{0};
+    auto work = [&](PciFunctionReader& reader) {
+      for (std::size_t i = next++; i < entries.size(); i = next++)
+        reads[i] = reader.read(entries[i]);
+    };
+    if (readers.size() == 1) {
+      work(readers.front());
+    } else {
+      std::vector<std::jthread> pool;
+      for (std::size_t t = 1; t < readers.size(); ++t)
+        pool.emplace_back(work, std::ref(readers[t]));
+      work(readers.front());
+    }  // the pool joins here
+    return reads;
   }
 
-  // A mandatory hex attribute (class, vendor, device): missing, unreadable or malformed is an error
-  // naming the file.
-  Result<std::uint64_t> read_hex(const SysDir& dir, std::string_view attr, std::uint64_t max) {
-    auto text = dir.read_attr(attr);
-    if (!text) return text.error();
-    auto value = parse_hex(*text, max);
-    if (!value) {
-      return make_error(ErrorCode::kMalformed, value.error().message,
-                        root_.host_path(dir.rel() + "/" + std::string(attr)));
+  void add_function(const PciEntry& e, PciFunctionRead& read) {
+    for (const Error& w : read.warnings)
+      ctx_.warn(w);
+    if (!read.info) return;
+    NodeIndex parent = kNoNode;
+    for (auto it = e.ancestors.rbegin(); it != e.ancestors.rend() && parent == kNoNode; ++it) {
+      if (auto found = builder_.find("pci/" + it->to_string())) parent = *found;
     }
-    return value;
-  }
-
-  std::optional<std::uint16_t> id_attr(const SysDir& dir, std::string_view attr) {
-    auto v = parsed_attr<std::uint64_t>(
-        dir, attr, +[](std::string_view t) { return parse_hex(t, 0xffff); });
-    if (!v) return std::nullopt;
-    return static_cast<std::uint16_t>(*v);
+    if (parent == kNoNode) parent = host_bridge_for(e.root_bus);
+    const NodeKind kind = read.bridge ? NodeKind::kPciBridge : NodeKind::kPciDevice;
+    auto added = builder_.add(kind, "pci/" + e.address.to_string(), parent, std::move(*read.info));
+    if (!added) ctx_.warn(added.error());
   }
 
   NodeIndex host_bridge_for(const std::string& root_bus) {
@@ -243,149 +164,6 @@ class PciDiscovery {
     hb.domain = static_cast<std::uint32_t>(std::stoul(root_bus.substr(3, colon - 3), nullptr, 16));
     hb.bus = static_cast<std::uint8_t>(std::stoul(root_bus.substr(colon + 1), nullptr, 16));
     return builder_.add(NodeKind::kHostBridge, id, builder_.root(), std::move(hb)).value();
-  }
-
-  void add_function(const Entry& e) {
-    auto opened = root_.open_dir(e.sysfs_path);
-    if (!opened) {
-      ctx_.warn("skipped: " + opened.error().message, opened.error().path);
-      return;
-    }
-    const SysDir& dir = opened.value();
-    // One warning per damaged function, naming the file at fault.
-    auto cls = read_hex(dir, "class", 0xffffff);
-    if (!cls) {
-      ctx_.warn("skipped: class code unreadable: " + cls.error().message, cls.error().path);
-      return;
-    }
-    PciFunctionInfo f;
-    f.address = e.address;
-    f.class_code = static_cast<std::uint32_t>(*cls);
-    f.sysfs_path = e.sysfs_path;
-    f.pcie_root = e.pcie_root;
-    auto vendor = read_hex(dir, "vendor", 0xffff);
-    auto device = vendor ? read_hex(dir, "device", 0xffff) : vendor;
-    if (!vendor || !device) {
-      const Error& err = !vendor ? vendor.error() : device.error();
-      ctx_.warn("vendor/device ids unreadable, reported as 0000:0000: " + err.message, err.path);
-    } else {
-      f.vendor_id = static_cast<std::uint16_t>(*vendor);
-      f.device_id = static_cast<std::uint16_t>(*device);
-    }
-
-    // Header type, bus numbers, revision and the PCIe port type come from config space, read
-    // once here and decoded by libpci from that buffer.
-    std::optional<DecodedConfig> config;
-    if (auto bytes = optional_config(dir)) {
-      const auto* data = reinterpret_cast<const std::uint8_t*>(bytes->data());
-      config = libpci_.decode(e.address, std::span<const std::uint8_t>(data, bytes->size()));
-    }
-    // Config space, when readable, already holds what sysfs also exports as files (revision,
-    // subsystem ids, link state): read those files only when it does not, so that each fact is
-    // read once.
-    if (config) {
-      f.revision = config->revision;
-      f.secondary_bus = config->secondary_bus;
-      f.subordinate_bus = config->subordinate_bus;
-      f.port_type = config->port_type;
-    } else if (auto rev = id_attr(dir, "revision")) {
-      f.revision = static_cast<std::uint8_t>(*rev);
-    }
-    if (config && config->subsystem_known) {
-      f.subsystem_vendor_id = config->subsystem_vendor_id;
-      f.subsystem_device_id = config->subsystem_device_id;
-    } else {
-      if (auto v = id_attr(dir, "subsystem_vendor")) f.subsystem_vendor_id = *v;
-      if (auto d = id_attr(dir, "subsystem_device")) f.subsystem_device_id = *d;
-    }
-    if (config && config->port_type) {
-      f.link_current = config->link_current;
-      f.link_max = config->link_max;
-    } else {
-      f.link_current.speed_mts =
-          parsed_attr<std::uint32_t>(dir, "current_link_speed", parse_link_speed).value_or(0);
-      f.link_current.width =
-          parsed_attr<std::uint32_t>(dir, "current_link_width", parse_link_width).value_or(0);
-      f.link_max.speed_mts =
-          parsed_attr<std::uint32_t>(dir, "max_link_speed", parse_link_speed).value_or(0);
-      f.link_max.width =
-          parsed_attr<std::uint32_t>(dir, "max_link_width", parse_link_width).value_or(0);
-    }
-
-    if (auto driver = dir.read_link("driver")) {
-      const std::string& target = driver.value();
-      f.driver = target.substr(target.rfind('/') + 1);
-    }
-    if (auto cpus = parsed_attr<CpuSet>(dir, "local_cpulist", parse_cpulist)) {
-      f.local_cpus = std::move(*cpus);
-    } else if (auto mask = parsed_attr<CpuSet>(dir, "local_cpus", parse_cpumask)) {
-      f.local_cpus = std::move(*mask);  // kernels and captures without the list form
-    }
-    auto numa = parsed_attr<std::optional<std::uint32_t>>(dir, "numa_node", parse_numa_node);
-    if (numa && *numa && !numa_ids_.empty() &&
-        std::find(numa_ids_.begin(), numa_ids_.end(), **numa) == numa_ids_.end()) {
-      // A node the platform does not have (a damaged capture): never published as a dangling
-      // reference.
-      ctx_.warn("names NUMA node " + std::to_string(**numa) +
-                    ", which this machine does not have (attribute ignored)",
-                root_.host_path(dir.rel() + "/numa_node"));
-      numa.reset();
-    }
-    if (numa && *numa) {
-      f.numa_node = *numa;
-    } else {
-      // numa_node -1 (VMs, single-socket boards, some BIOSes): derive it from the CPUs.
-      f.numa_node = numa_from_cpus(f.local_cpus, numa_nodes_);
-    }
-    f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_totalvfs", parse_uint));
-    if (f.sriov_total_vfs) {
-      f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_numvfs", parse_uint));
-    }
-    if (auto physfn = dir.read_link("physfn")) {
-      const std::string& target = physfn.value();
-      if (auto pf = parse_pci_address(target.substr(target.rfind('/') + 1))) {
-        f.is_virtual_function = true;
-        f.physical_function = *pf;
-      }
-    }
-
-    NodeIndex parent = kNoNode;
-    for (auto it = e.ancestors.rbegin(); it != e.ancestors.rend() && parent == kNoNode; ++it) {
-      if (auto found = builder_.find("pci/" + it->to_string())) parent = *found;
-    }
-    if (parent == kNoNode) parent = host_bridge_for(e.root_bus);
-
-    const NodeKind kind =
-        is_bridge(config, f.class_code) ? NodeKind::kPciBridge : NodeKind::kPciDevice;
-    auto added = builder_.add(kind, "pci/" + e.address.to_string(), parent, std::move(f));
-    if (!added) ctx_.warn(added.error());
-  }
-
-  static std::optional<std::uint32_t> narrow(std::optional<std::uint64_t> v) {
-    if (!v || *v > UINT32_MAX) return std::nullopt;
-    return static_cast<std::uint32_t>(*v);
-  }
-
-  // config is optional (some captures lack it); shorter than the 64-byte header it is unusable.
-  std::optional<std::string> optional_config(const SysDir& dir) {
-    auto bytes = optional_attr_raw(dir, "config", 4096);
-    if (!bytes) return std::nullopt;
-    if (bytes->size() < kPciConfigHeaderSize) {
-      ctx_.warn("config space truncated (" + std::to_string(bytes->size()) +
-                    " bytes, the header has 64): bridge bus numbers and PCIe port type unknown",
-                root_.host_path(dir.rel() + "/config"));
-      return std::nullopt;
-    }
-    return bytes;
-  }
-
-  std::optional<std::string> optional_attr_raw(const SysDir& dir, std::string_view attr,
-                                               std::size_t max) {
-    if (!dir.has(attr)) return std::nullopt;
-    auto value = dir.read_file(attr, max);
-    if (value) return std::move(value.value());
-    ctx_.warn(value.error());
-    return std::nullopt;
   }
 
   // Names for every function at once: the project's table of recent parts first, then one
@@ -458,7 +236,6 @@ class PciDiscovery {
   ProbeContext& ctx_;
   const SysRoot& root_;
   TopologyBuilder& builder_;
-  LibpciConfig& libpci_;
   std::vector<NumaCpus> numa_nodes_;
   std::vector<std::uint32_t> numa_ids_;  // every NUMA node the platform probe found
 };
@@ -466,9 +243,7 @@ class PciDiscovery {
 }  // namespace
 
 Result<void> PciProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
-  auto libpci = LibpciConfig::open();
-  if (!libpci) return libpci.error();
-  PciDiscovery discovery(ctx, builder, libpci.value());
+  PciDiscovery discovery(ctx, builder);
   return discovery.run();
 }
 

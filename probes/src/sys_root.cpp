@@ -257,17 +257,6 @@ bool SysRoot::exists(std::string_view rel) const {
   return resolve(rel).ok();
 }
 
-Result<void> SysRoot::check_regular_file(std::string_view rel) const {
-  auto resolved = resolve(rel);
-  if (!resolved) return resolved.error();
-  struct stat st {};
-  count(&Stats::lstats);
-  if (::lstat((root_prefix_ + resolved.value()).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return make_error(ErrorCode::kInvalid, "not a regular file", host_path(rel));
-  }
-  return {};
-}
-
 void SysRoot::count(std::size_t Stats::*counter) const {
   std::lock_guard lock(cache_->mutex);
   ++(cache_->stats.*counter);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
 #include "test_support.hpp"
@@ -312,21 +313,28 @@ TEST_F(SysRootTest, ReadingAFifoDoesNotBlock) {
   }
 }
 
-TEST_F(SysRootTest, CheckRegularFile) {
+TEST_F(SysRootTest, SysDirReadsOnlyRegularFilesAndResolvesLinksThroughTheRoot) {
   ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
   make_symlink("/etc/hostname", dir_.path() / dev_ / "abs");
   make_symlink("vendor", dir_.path() / dev_ / "vendor_link");
+  std::filesystem::create_directories(dir_.path() / dev_ / "subdir");
   const SysRoot root = open();
-  const std::string base = "sys/bus/pci/devices/0000:00:01.0/";
-  EXPECT_TRUE(root.check_regular_file(base + "vendor").ok());
-  EXPECT_TRUE(root.check_regular_file(base + "vendor_link").ok()) << "links inside are fine";
-  auto fifo = root.check_regular_file(base + "fifo");
+  auto dir = root.open_dir("sys/bus/pci/devices/0000:00:01.0");
+  ASSERT_TRUE(dir.ok()) << dir.error().describe();
+  EXPECT_EQ(dir->rel(), dev_) << "opened through the device link";
+  EXPECT_EQ(dir->read_attr("vendor").value(), "0x8086");
+  EXPECT_EQ(dir->read_attr("vendor_link").value(), "0x8086") << "links inside are fine";
+  auto fifo = dir->read_file("fifo");
   ASSERT_FALSE(fifo.ok());
   EXPECT_EQ(fifo.error().code, ErrorCode::kInvalid);
-  EXPECT_EQ(fifo.error().path, host(base + "fifo"));
-  EXPECT_EQ(root.check_regular_file(base).error().code, ErrorCode::kInvalid) << "a directory";
-  EXPECT_EQ(root.check_regular_file(base + "abs").error().code, ErrorCode::kEscapesRoot);
-  EXPECT_EQ(root.check_regular_file(base + "missing").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(fifo.error().path, host(dev_ + "/fifo"));
+  EXPECT_EQ(dir->read_file("subdir").error().code, ErrorCode::kInvalid) << "a directory";
+  EXPECT_EQ(dir->read_file("abs").error().code, ErrorCode::kEscapesRoot);
+  EXPECT_EQ(dir->read_file("missing").error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(dir->has("vendor"));
+  EXPECT_FALSE(dir->has("missing"));
+  EXPECT_EQ(dir->read_link("vendor_link").value(), "vendor");
+  EXPECT_EQ(dir->read_link("vendor").error().code, ErrorCode::kInvalid) << "not a link";
 }
 
 // ---------------------------------------------------------------------------------------------

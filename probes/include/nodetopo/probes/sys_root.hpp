@@ -66,10 +66,6 @@ class SysRoot {
   [[nodiscard]] Result<std::string> read_link(std::string_view rel) const;
   /// True when `rel` resolves to an existing file or directory inside the root.
   [[nodiscard]] bool exists(std::string_view rel) const;
-  /// Succeeds when `rel` resolves inside the root to a regular file: what may be handed to a
-  /// library that opens files itself (libpci), which would follow a link out of a capture or block
-  /// on a FIFO. Errors: those of resolve(), or kInvalid when it is not a regular file.
-  [[nodiscard]] Result<void> check_regular_file(std::string_view rel) const;
 
   /// Opens the directory `rel` (symlinks resolved inside the root) for reading its entries
   /// through one descriptor. See sys_dir.hpp.
