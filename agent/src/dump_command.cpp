@@ -1,15 +1,14 @@
 // `topo dump`: one-shot discovery printed as a tree (like lstopo) or as the JSON model.
-#include <iostream>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
 #include <nodetopo/agent/host_source.hpp>
 #include <nodetopo/exporters/dot.hpp>
 #include <nodetopo/exporters/json_model.hpp>
-#include <nodetopo/exporters/sinks.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
 
 namespace nodetopo::agent {
@@ -24,10 +23,7 @@ struct DumpOptions {
 
 int run_dump(const DumpOptions& opts) {
   auto discovery = opts.source.discover();
-  if (!discovery) {
-    std::cerr << "topo dump: " << discovery.error().describe() << "\n";
-    return kExitFailure;
-  }
+  if (!discovery) return fail("dump", discovery.error().describe());
   const auto& d = discovery.value();
   std::string doc;
   if (opts.format == "json") {
@@ -37,13 +33,7 @@ int run_dump(const DumpOptions& opts) {
   } else {
     doc = exporters::render_text_tree(d.topology, d.reports);
   }
-  const Result<void> written = opts.output.empty() ? exporters::write_stdout(doc)
-                                                   : exporters::write_file_atomic(opts.output, doc);
-  if (!written) {
-    std::cerr << "topo dump: " << written.error().describe() << "\n";
-    return kExitFailure;
-  }
-  return kExitOk;
+  return emit("dump", opts.output, doc);
 }
 
 }  // namespace

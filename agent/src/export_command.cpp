@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
 #include <nodetopo/agent/host_source.hpp>
 #include <nodetopo/exporters/export_config.hpp>
@@ -101,18 +102,6 @@ Result<Host> load_host(const HostSource& source, const std::string& node_flag) {
   return host;
 }
 
-int fail(std::string_view what, const std::string& message) {
-  std::cerr << "topo export " << what << ": " << message << "\n";
-  return kExitFailure;
-}
-
-int emit(std::string_view what, const std::string& output, const std::string& doc) {
-  const Result<void> written =
-      output.empty() ? exporters::write_stdout(doc) : exporters::write_file_atomic(output, doc);
-  if (!written) return fail(what, written.error().describe());
-  return kExitOk;
-}
-
 // --- resourceslices ----------------------------------------------------------------------------
 
 struct SliceCommand {
@@ -129,27 +118,27 @@ struct SliceCommand {
 
 int run_slices(const SliceCommand& opts) {
   auto host = load_host(opts.source, opts.node);
-  if (!host) return fail("resourceslices", host.error().describe());
-  if (host->node_name.empty()) return fail("resourceslices", host->node_error);
+  if (!host) return fail("export resourceslices", host.error().describe());
+  if (host->node_name.empty()) return fail("export resourceslices", host->node_error);
   exporters::dra::SliceOptions o;
   o.node_name = host->node_name;
   o.node_uid = opts.node_uid;
   o.driver = !opts.driver.empty() ? opts.driver : host->config.driver.value_or("nodetopo.dev");
   o.generation = opts.generation;
   auto version = exporters::dra::parse_k8s_version(opts.k8s_version);
-  if (!version) return fail("resourceslices", version.error().describe());
+  if (!version) return fail("export resourceslices", version.error().describe());
   o.version = version.value();
   if (host->config.sharing) o.sharing = *host->config.sharing;
   if (!opts.sharing.empty()) {
     auto mode = exporters::parse_sharing_mode(opts.sharing);
-    if (!mode) return fail("resourceslices", mode.error().describe());
+    if (!mode) return fail("export resourceslices", mode.error().describe());
     o.sharing.mode = mode.value();
   }
   auto slices = exporters::dra::build_resource_slices(host->discovery.topology, o);
-  if (!slices) return fail("resourceslices", slices.error().describe());
+  if (!slices) return fail("export resourceslices", slices.error().describe());
   const std::string doc = opts.format == "json" ? exporters::dra::render_slices_json(*slices)
                                                 : exporters::dra::render_slices_yaml(*slices);
-  return emit("resourceslices", opts.output, doc);
+  return emit("export resourceslices", opts.output, doc);
 }
 
 void register_slices(CLI::App& parent, CommandRunner& runner) {
@@ -197,19 +186,19 @@ struct LabelCommand {
 
 int run_labels(const LabelCommand& opts) {
   if (!opts.expiry.empty()) {
-    if (opts.format != "nfd") return fail("labels", "--expiry applies to --format nfd only");
+    if (opts.format != "nfd") return fail("export labels", "--expiry applies to --format nfd only");
     if (std::string why = exporters::k8s::check_rfc3339(opts.expiry); !why.empty()) {
-      return fail("labels", "--expiry: " + why);
+      return fail("export labels", "--expiry: " + why);
     }
   }
   auto host = load_host(opts.source, opts.node);
-  if (!host) return fail("labels", host.error().describe());
+  if (!host) return fail("export labels", host.error().describe());
   const exporters::LabelMap labels = exporters::compute_labels(host->discovery.topology);
   if (const auto problems = exporters::validate_labels(labels); !problems.empty()) {
     std::string message = "invalid labels:";
     for (const auto& p : problems)
       message += "\n  " + p;
-    return fail("labels", message);
+    return fail("export labels", message);
   }
   std::string doc;
   if (opts.format == "nfd") {
@@ -217,14 +206,14 @@ int run_labels(const LabelCommand& opts) {
   } else if (opts.format == "patch") {
     doc = exporters::render_labels_patch(labels);
   } else if (opts.format == "nodefeature") {
-    if (host->node_name.empty()) return fail("labels", host->node_error);
+    if (host->node_name.empty()) return fail("export labels", host->node_error);
     auto object = exporters::labels_to_nodefeature(labels, host->node_name, opts.name_space);
-    if (!object) return fail("labels", object.error().describe());
+    if (!object) return fail("export labels", object.error().describe());
     doc = exporters::to_yaml(object.value());
   } else {
     doc = exporters::render_labels_plain(labels);
   }
-  return emit("labels", opts.output, doc);
+  return emit("export labels", opts.output, doc);
 }
 
 void register_labels(CLI::App& parent, CommandRunner& runner) {
@@ -260,14 +249,14 @@ struct NrtCommand {
 
 int run_nrt(const NrtCommand& opts) {
   auto host = load_host(opts.source, opts.node);
-  if (!host) return fail("nrt", host.error().describe());
-  if (host->node_name.empty()) return fail("nrt", host->node_error);
+  if (!host) return fail("export nrt", host.error().describe());
+  if (host->node_name.empty()) return fail("export nrt", host->node_error);
   auto object = exporters::render_nrt(host->discovery.topology, host->node_name);
-  if (!object) return fail("nrt", object.error().describe());
+  if (!object) return fail("export nrt", object.error().describe());
   const std::string doc = opts.format == "json"
                               ? object->dump(2, ' ', false, Json::error_handler_t::replace) + "\n"
                               : exporters::to_yaml(object.value());
-  return emit("nrt", opts.output, doc);
+  return emit("export nrt", opts.output, doc);
 }
 
 void register_nrt(CLI::App& parent, CommandRunner& runner) {
@@ -293,7 +282,7 @@ struct ShapeCommand {
 
 int run_shape(const ShapeCommand& opts) {
   auto discovery = opts.source.discover();
-  if (!discovery) return fail("shape", discovery.error().describe());
+  if (!discovery) return fail("export shape", discovery.error().describe());
   const ShapeFingerprint shape = compute_shape(discovery->topology);
   std::string doc;
   if (opts.format == "json") {
@@ -306,7 +295,7 @@ int run_shape(const ShapeCommand& opts) {
     doc = "shape: " + shape.hash + "\nsha256: " + shape.sha256 +
           "\n\ndescription (the sha256 covers these lines exactly):\n" + shape.description;
   }
-  return emit("shape", "", doc);
+  return emit("export shape", "", doc);
 }
 
 void register_shape(CLI::App& parent, CommandRunner& runner) {

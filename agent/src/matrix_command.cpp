@@ -1,14 +1,13 @@
 // `topo matrix`: the accelerator/NIC relation matrix, like `nvidia-smi topo -m`.
-#include <iostream>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
 #include <nodetopo/agent/host_source.hpp>
 #include <nodetopo/exporters/matrix.hpp>
-#include <nodetopo/exporters/sinks.hpp>
 
 namespace nodetopo::agent {
 
@@ -17,23 +16,16 @@ namespace {
 struct MatrixOptions {
   HostSource source;
   std::string format = "text";
+  std::string output;
 };
 
 int run_matrix(const MatrixOptions& opts) {
   auto discovery = opts.source.discover();
-  if (!discovery) {
-    std::cerr << "topo matrix: " << discovery.error().describe() << "\n";
-    return kExitFailure;
-  }
+  if (!discovery) return fail("matrix", discovery.error().describe());
   const exporters::DeviceMatrix matrix = exporters::build_device_matrix(discovery.value().topology);
-  const std::string doc =
-      opts.format == "json" ? exporters::render_matrix_json(matrix)
-                            : exporters::render_matrix_text(matrix);
-  if (auto written = exporters::write_stdout(doc); !written) {
-    std::cerr << "topo matrix: " << written.error().describe() << "\n";
-    return kExitFailure;
-  }
-  return kExitOk;
+  const std::string doc = opts.format == "json" ? exporters::render_matrix_json(matrix)
+                                                : exporters::render_matrix_text(matrix);
+  return emit("matrix", opts.output, doc);
 }
 
 }  // namespace
@@ -46,6 +38,9 @@ void register_matrix_command(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  cmd->add_option("--output,-o", opts->output,
+                  "Write to FILE (atomically: temporary file + rename) instead of stdout")
+      ->type_name("FILE");
   cmd->callback([&runner, opts] { runner = [opts] { return run_matrix(*opts); }; });
 }
 

@@ -113,14 +113,8 @@ std::string link_type_name(std::uint32_t arphrd) {
 
 Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   const SysRoot& root = ctx.root();
-  auto names = root.list_dir(kNetDir);
-  if (!names) {
-    if (names.error().code == ErrorCode::kNotFound) {
-      return make_error(ErrorCode::kUnavailable, "no network interfaces in this root",
-                        root.host_path(kNetDir));
-    }
-    return names.error();
-  }
+  auto names = list_subsystem(root, kNetDir, "no network interfaces in this root");
+  if (!names) return names.error();
   for (const std::string& name : names.value()) {
     auto located = locate_class_device(ctx, builder, kNetDir, name);
     if (!located) continue;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/topology/cpu_set.hpp>
 
 namespace nodetopo::probes {
 
@@ -80,17 +81,7 @@ std::string nvml_uuid_text(
 }
 
 std::string link_list(const std::vector<unsigned int>& links) {
-  std::string out;
-  for (std::size_t i = 0; i < links.size();) {
-    std::size_t j = i;
-    while (j + 1 < links.size() && links[j + 1] == links[j] + 1)
-      ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(links[i]);
-    if (j > i) out += '-' + std::to_string(links[j]);
-    i = j + 1;
-  }
-  return out;
+  return format_ranges(links);
 }
 
 }  // namespace nodetopo::probes

@@ -41,14 +41,8 @@ class PciDiscovery {
   }
 
   Result<void> run() {
-    auto names = root_.list_dir(kDevicesDir);
-    if (!names) {
-      if (names.error().code == ErrorCode::kNotFound) {
-        return make_error(ErrorCode::kUnavailable, "no PCI bus in this root",
-                          root_.host_path(kDevicesDir));
-      }
-      return names.error();
-    }
+    auto names = list_subsystem(root_, kDevicesDir, "no PCI bus in this root");
+    if (!names) return names.error();
     std::vector<PciEntry> entries = enumerate(names.value());
     // Parents before children: the hierarchy is a prefix order of the resolved paths.
     std::sort(entries.begin(), entries.end(), [](const PciEntry& a, const PciEntry& b) {

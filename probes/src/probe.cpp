@@ -3,6 +3,15 @@
 
 namespace nodetopo::probes {
 
+Result<std::vector<std::string>> list_subsystem(const SysRoot& root, std::string_view dir,
+                                                std::string_view absent) {
+  auto names = root.list_dir(dir);
+  if (!names && names.error().code == ErrorCode::kNotFound) {
+    return make_error(ErrorCode::kUnavailable, std::string(absent), root.host_path(dir));
+  }
+  return names;
+}
+
 ProbeContext::ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name)
     : root_(root), options_(options), logger_(component_logger("probe." + probe_name)) {}
 

@@ -104,14 +104,8 @@ void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex 
 
 Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   const SysRoot& root = ctx.root();
-  auto names = root.list_dir(kRdmaDir);
-  if (!names) {
-    if (names.error().code == ErrorCode::kNotFound) {
-      return make_error(ErrorCode::kUnavailable, "no RDMA devices in this root",
-                        root.host_path(kRdmaDir));
-    }
-    return names.error();
-  }
+  auto names = list_subsystem(root, kRdmaDir, "no RDMA devices in this root");
+  if (!names) return names.error();
   for (const std::string& name : names.value()) {
     auto located = locate_class_device(ctx, builder, kRdmaDir, name);
     if (!located) continue;

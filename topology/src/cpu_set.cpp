@@ -77,15 +77,18 @@ std::vector<std::uint32_t> CpuSet::members() const {
 }
 
 std::string CpuSet::to_list() const {
+  return format_ranges(members());
+}
+
+std::string format_ranges(const std::vector<std::uint32_t>& ascending) {
   std::string out;
-  const std::vector<std::uint32_t> cpus = members();
-  for (std::size_t i = 0; i < cpus.size();) {
+  for (std::size_t i = 0; i < ascending.size();) {
     std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+    while (j + 1 < ascending.size() && ascending[j + 1] == ascending[j] + 1)
       ++j;
     if (!out.empty()) out += ',';
-    out += std::to_string(cpus[i]);
-    if (j > i) out += '-' + std::to_string(cpus[j]);
+    out += std::to_string(ascending[i]);
+    if (j > i) out += '-' + std::to_string(ascending[j]);
     i = j + 1;
   }
   return out;

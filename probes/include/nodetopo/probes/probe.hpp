@@ -61,6 +61,12 @@ class ProbeContext {
   std::vector<std::string> warnings_;
 };
 
+/// Lists the directory holding a subsystem's devices (sys/bus/pci/devices, sys/class/net, ...).
+/// When it does not exist the facility is absent here, not faulty: ErrorCode::kUnavailable with
+/// `absent` as the message. Other errors are returned as they are.
+Result<std::vector<std::string>> list_subsystem(const SysRoot& root, std::string_view dir,
+                                                std::string_view absent);
+
 class Probe {
  public:
   virtual ~Probe() = default;

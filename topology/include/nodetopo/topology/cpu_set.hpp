@@ -38,4 +38,7 @@ class CpuSet {
   std::vector<std::uint64_t> words_;
 };
 
+/// Ascending numbers in the kernel's list form: {0,1,2,3,8,10,11} -> "0-3,8,10-11".
+std::string format_ranges(const std::vector<std::uint32_t>& ascending);
+
 }  // namespace nodetopo

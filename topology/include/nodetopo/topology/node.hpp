@@ -77,7 +77,7 @@ struct PciFunctionInfo {
   std::uint16_t device_id = 0;
   std::uint16_t subsystem_vendor_id = 0;
   std::uint16_t subsystem_device_id = 0;
-  std::uint32_t class_code = 0;  ///< 24-bit: base class, subclass, programming interface
+  std::uint32_t class_code = 0;          ///< 24-bit: base class, subclass, programming interface
   std::optional<std::uint8_t> revision;  ///< unknown without `revision` and config space
   std::string vendor_name;  ///< from the project's table or pci.ids; empty when unknown
   std::string device_name;
