@@ -19,6 +19,7 @@
 #include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/sys_root.hpp>
+#include <nodetopo/topology/relations.hpp>
 
 #include "oracle_tools.hpp"
 #include "test_support.hpp"
@@ -254,6 +255,94 @@ TEST_P(CaptureOracle, NumaDistancesMatchLstopo) {
 TEST_P(CaptureOracle, PciParentsMatchLstopo) {
   const probes::Discovery d = discover();
   expect_pci_matches_lstopo(model_pci_parents(d.topology), run_lstopo(root_), "model");
+}
+
+// The PCIe relation class of two functions computed on lstopo's tree instead of the model's:
+// bridge roles from nesting (root port under a host bridge, upstream port below a root or
+// downstream port, downstream port below an upstream port), a switch's ports counted as one
+// bridge. Returns "PIX", "PXB", "PHB", or "" when the two sit on different host bridges.
+std::string lstopo_relation(const LstopoFacts& hwloc, const std::string& a, const std::string& b) {
+  auto chain = [&](const std::string& bdf) {
+    std::vector<std::string> up;
+    for (std::string cur = hwloc.pci.at(bdf); cur != kHostBridge; cur = hwloc.pci.at(cur)) {
+      up.push_back(cur);
+    }
+    return up;  // nearest first
+  };
+  auto role = [&](const std::string& bridge) {
+    std::vector<std::string> up = chain(bridge);  // the bridge's own ancestors
+    std::string r = "root";
+    for (auto it = up.rbegin(); it != up.rend(); ++it) {
+      r = r == "upstream" ? "downstream" : "upstream";
+    }
+    return r;
+  };
+  auto unit = [&](const std::string& bridge) {
+    const std::string parent = hwloc.pci.at(bridge);
+    return parent != kHostBridge && role(bridge) == "downstream" ? parent : bridge;
+  };
+  if (a.substr(0, a.size() - 1) == b.substr(0, b.size() - 1)) return "PIX";  // same device
+  const std::vector<std::string> ua = chain(a);
+  const std::vector<std::string> ub = chain(b);
+  // The root bus of each: the bus of its outermost function.
+  const std::string top_a = ua.empty() ? a : ua.back();
+  const std::string top_b = ub.empty() ? b : ub.back();
+  if (top_a.substr(0, top_a.rfind(':')) != top_b.substr(0, top_b.rfind(':'))) return "";
+  const std::set<std::string> above_a(ua.begin(), ua.end());
+  std::size_t lca = ub.size();
+  for (std::size_t i = 0; i < ub.size(); ++i) {
+    if (above_a.contains(ub[i])) {
+      lca = i;
+      break;
+    }
+  }
+  if (lca == ub.size()) return "PHB";
+  std::set<std::string> units;
+  for (const std::string& br : ua) {
+    units.insert(unit(br));
+    if (br == ub[lca]) break;
+  }
+  for (std::size_t i = 0; i <= lca; ++i)
+    units.insert(unit(ub[i]));
+  return units.size() <= 1 ? "PIX" : "PXB";
+}
+
+// Issue 4: relations on the real captures (the 8-accelerator server with PLX switches among them)
+// are consistent with lstopo's PCI tree of the same capture, for every pair of endpoints hwloc
+// reports.
+TEST_P(CaptureOracle, RelationsAgreeWithLstopoTree) {
+  const probes::Discovery d = discover();
+  const LstopoFacts hwloc = run_lstopo(root_);
+  const RelationIndex relations(d.topology);
+  std::vector<std::pair<std::string, NodeIndex>> endpoints;
+  for (NodeIndex i : d.topology.nodes_of_kind(NodeKind::kPciDevice)) {
+    const std::string bdf = d.topology.node(i).as<PciFunctionInfo>().address.to_string();
+    if (hwloc.pci.contains(bdf)) endpoints.emplace_back(bdf, i);
+  }
+  ASSERT_FALSE(endpoints.empty());
+  std::size_t compared = 0;
+  std::size_t through_a_switch = 0;  // PIX between different devices: one PCIe switch apart
+  for (const auto& [a, ia] : endpoints) {
+    for (const auto& [b, ib] : endpoints) {
+      if (a == b) continue;
+      const std::string expected = lstopo_relation(hwloc, a, b);
+      if (expected == "PIX" && a.substr(0, a.size() - 1) != b.substr(0, b.size() - 1)) {
+        ++through_a_switch;
+      }
+      const std::string ours = relations.between(ia, ib).label();
+      if (expected.empty()) {
+        EXPECT_TRUE(ours == "NODE" || ours == "SYS") << a << " " << b << ": " << ours;
+      } else {
+        EXPECT_EQ(ours, expected) << a << " " << b;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0U);
+  if (GetParam() == "32intel64-2p8co2t+8ve") {
+    // Two PLX switches, each with 4 Vector Engines and a ConnectX-4: 2 x 5 x 4 ordered pairs.
+    EXPECT_EQ(through_a_switch, 40U);
+  }
 }
 
 // Data rate of a link in GB/s the way hwloc computes pci_link_speed: lanes x rate x encoding
