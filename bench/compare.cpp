@@ -123,8 +123,8 @@ struct FsProfile {
 std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& root) {
   const std::string log = (fs::temp_directory_path() / "nodetopo-bench-strace.log").string();
   // -y prints the path behind each descriptor, so openat(dirfd, "vendor") names its file.
-  std::vector<std::string> argv = {"strace", "-f", "-qq", "-y", "-o",
-                                   log,      "-e", "trace=%file,getdents64"};
+  std::vector<std::string> argv = {"strace", "-f", "-qq", "-y",
+                                   "-o",     log,  "-e",  "trace=%file,getdents64"};
   argv.insert(argv.end(), tool.argv.begin(), tool.argv.end());
   const RunResult r = run_once(argv, tool.env);
   if (r.exit_code != 0) return std::nullopt;
@@ -286,8 +286,9 @@ int main(int argc, char** argv) {
         "|\n",
         name.c_str(), fns, topo_ms, lstopo_ms, lspci_ms, entry["ratio_topo_lstopo"].get<double>(),
         entry["ratio_topo_lspci"].get<double>(), entry["topo_us_per_function"].get<double>(),
-        rss["topo"] / 1024.0, rss["lstopo"] / 1024.0, rss["lspci"] / 1024.0, fs_col.c_str(),
-        files_col.c_str(), twice_col.c_str());
+        static_cast<double>(rss["topo"]) / 1024.0, static_cast<double>(rss["lstopo"]) / 1024.0,
+        static_cast<double>(rss["lspci"]) / 1024.0, fs_col.c_str(), files_col.c_str(),
+        twice_col.c_str());
     std::fflush(stdout);
     report.push_back(std::move(entry));
   }

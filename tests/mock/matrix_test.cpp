@@ -89,7 +89,9 @@ TEST(ProfileMatrix, HgxA100) {
     EXPECT_TRUE(nics_with(m, g, "PIX").empty()) << g;
     // NPS4: the other NICs are on other NUMA nodes, even in the same socket.
     for (const std::string& nic : m.nics) {
-      if (m.at(g, nic) != "PXB") EXPECT_EQ(m.at(g, nic), "SYS") << g << " " << nic;
+      if (m.at(g, nic) != "PXB") {
+        EXPECT_EQ(m.at(g, nic), "SYS") << g << " " << nic;
+      }
     }
   }
   // As a DGX A100 prints: GPU0 is local to NUMA node 3.

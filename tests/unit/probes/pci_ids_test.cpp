@@ -77,8 +77,11 @@ TEST(PciIds, AgreesWithLibpciOnTheSystemDatabase) {
   ASSERT_TRUE(file.has_value()) << "no pci.ids: install the pci.ids package (pciutils)";
   const std::string_view text = file->text();
   std::vector<PciNameQuery> queries;
-  for (std::uint16_t vendor : {0x8086, 0x10de, 0x1002, 0x15b3, 0x14e4, 0x1af4, 0x10b5, 0x1000}) {
-    for (std::uint16_t device = 0; device < 0x3000; device += 7) {
+  const std::array<std::uint16_t, 8> vendors{0x8086, 0x10de, 0x1002, 0x15b3,
+                                              0x14e4, 0x1af4, 0x10b5, 0x1000};
+  for (std::uint16_t vendor : vendors) {
+    for (unsigned d = 0; d < 0x3000; d += 7) {
+      const auto device = static_cast<std::uint16_t>(d);
       queries.push_back(
           {vendor, device, static_cast<std::uint16_t>((device % 0x13) << 8 | (device % 9))});
     }
