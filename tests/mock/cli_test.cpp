@@ -201,7 +201,8 @@ TEST(MockCli, RootOfABuiltMockHostReadsItsNvmlFixtureLikeMock) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json doc = Json::parse(r.out);
   std::size_t nvlinks = 0;
-  for (const Json& link : doc["links"]) nvlinks += link["kind"] == "nvlink" ? 1 : 0;
+  for (const Json& link : doc["links"])
+    nvlinks += link["kind"] == "nvlink" ? 1 : 0;
   EXPECT_EQ(nvlinks, 32U);  // 8 GPUs x 4 NVSwitches
   for (const Json& probe : doc["probes"]) {
     if (probe["name"] == "nvml") {

@@ -1,17 +1,17 @@
 #include "test_support.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -26,9 +26,15 @@ fs::path shared_dir() {
   return NODETOPO_TEST_SHARED_DIR;
 }
 
-fs::path captures_dir() { return NODETOPO_TEST_CAPTURES_DIR; }
-fs::path source_dir() { return NODETOPO_TEST_SOURCE_DIR; }
-fs::path build_dir() { return NODETOPO_TEST_BUILD_DIR; }
+fs::path captures_dir() {
+  return NODETOPO_TEST_CAPTURES_DIR;
+}
+fs::path source_dir() {
+  return NODETOPO_TEST_SOURCE_DIR;
+}
+fs::path build_dir() {
+  return NODETOPO_TEST_BUILD_DIR;
+}
 
 std::vector<std::string> hwloc_capture_names() {
   std::vector<std::string> names;
@@ -93,18 +99,21 @@ CommandResult run_command(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
 
   std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e)
+    env_strings.emplace_back(*e);
   for (const std::string& extra : env) {
     const std::string name = extra.substr(0, extra.find('=') + 1);
     std::erase_if(env_strings, [&](const std::string& s) { return s.starts_with(name); });
     env_strings.push_back(extra);
   }
   std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
+  for (std::string& s : env_strings)
+    envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> args = argv;
   std::vector<char*> argp;
-  for (std::string& s : args) argp.push_back(s.data());
+  for (std::string& s : args)
+    argp.push_back(s.data());
   argp.push_back(nullptr);
 
   pid_t pid = 0;

@@ -78,7 +78,7 @@ TEST(PciIds, AgreesWithLibpciOnTheSystemDatabase) {
   const std::string_view text = file->text();
   std::vector<PciNameQuery> queries;
   const std::array<std::uint16_t, 8> vendors{0x8086, 0x10de, 0x1002, 0x15b3,
-                                              0x14e4, 0x1af4, 0x10b5, 0x1000};
+                                             0x14e4, 0x1af4, 0x10b5, 0x1000};
   for (std::uint16_t vendor : vendors) {
     for (unsigned d = 0; d < 0x3000; d += 7) {
       const auto device = static_cast<std::uint16_t>(d);
