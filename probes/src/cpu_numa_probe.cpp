@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <nodetopo/probes/cpu_numa_probe.hpp>
+#include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/parsers.hpp>
 
 namespace nodetopo::probes {
@@ -105,6 +106,11 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
     // about 1.5 ms of dlopen per discovery.
     ScopedEnv no_plugins("HWLOC_PLUGINS_PATH",
                          std::string("/nonexistent/nodetopo-no-hwloc-plugins"));
+
+    // hwloc prints its critical errors on stderr itself; with JSON logs every stderr line must be a
+    // JSON object, so it stays silent there (the probe reports the failure itself).
+    std::optional<ScopedEnv> quiet;
+    if (current_log_format() == LogFormat::kJson) quiet.emplace("HWLOC_HIDE_ERRORS", "2");
 
     if (hwloc_topology_init(topo.out()) != 0) {
       return make_error(ErrorCode::kIo, "hwloc_topology_init failed");

@@ -98,6 +98,12 @@ void configure_logging(spdlog::level::level_enum level, LogFormat format) {
   });
 }
 
+LogFormat current_log_format() {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.format;
+}
+
 std::shared_ptr<spdlog::logger> component_logger(std::string_view name) {
   LogState& s = state();
   std::lock_guard lock(s.mutex);

@@ -14,6 +14,9 @@ enum class LogFormat { kText, kJson };
 /// Sets level ("trace".."off") and format for all nodetopo loggers, writing to stderr.
 void configure_logging(spdlog::level::level_enum level, LogFormat format);
 
+/// The format configure_logging() chose (text until it is called).
+LogFormat current_log_format();
+
 /// The logger named `name` ("probe.pci", "agent"), created on first use with the configured sinks.
 std::shared_ptr<spdlog::logger> component_logger(std::string_view name);
 
