@@ -159,8 +159,9 @@ std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& roo
     }
     if (!path.starts_with(prefix)) continue;
     ++p.root_calls;
-    const bool is_open =
-        line.find("openat(") != std::string::npos || line.find("open(") != std::string::npos;
+    const bool is_open = line.find("openat(") != std::string::npos ||
+                         line.find("openat2(") != std::string::npos ||
+                         line.find("open(") != std::string::npos;
     const bool ok = line.find(" = -1 ") == std::string::npos;
     if (is_open && ok && line.find("O_DIRECTORY") == std::string::npos) ++opens[path];
   }

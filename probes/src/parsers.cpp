@@ -230,4 +230,66 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_key_value_lines(
   return out;
 }
 
+namespace {
+
+// "10DE:2330": two 16-bit hex ids joined by a colon, as uevent writes PCI_ID and PCI_SUBSYS_ID.
+bool parse_id_pair(std::string_view text, std::uint16_t& first, std::uint16_t& second) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  const std::string_view left = text.substr(0, colon);
+  const std::string_view right = text.substr(colon + 1);
+  if (left.empty() || left.size() > 4 || right.empty() || right.size() > 4) return false;
+  if (!parse_number(left, a, 16) || !parse_number(right, b, 16)) return false;
+  first = static_cast<std::uint16_t>(a);
+  second = static_cast<std::uint16_t>(b);
+  return true;
+}
+
+}  // namespace
+
+Result<PciUevent> parse_pci_uevent(std::string_view text) {
+  PciUevent out;
+  bool have_class = false;
+  bool have_id = false;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t nl = std::min(text.find('\n', start), text.size());
+    const std::string_view line = trim(text.substr(start, nl - start));
+    start = nl + 1;
+    if (line.empty()) continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos || eq == 0) return malformed("KEY=value lines", line);
+    const std::string_view key = line.substr(0, eq);
+    const std::string_view value = line.substr(eq + 1);
+    if (key == "PCI_CLASS") {
+      std::uint64_t cls = 0;
+      if (value.empty() || value.size() > 6 || !parse_number(value, cls, 16)) {
+        return malformed("PCI_CLASS=<hex class code>", line);
+      }
+      out.class_code = static_cast<std::uint32_t>(cls);
+      have_class = true;
+    } else if (key == "PCI_ID") {
+      if (!parse_id_pair(value, out.vendor_id, out.device_id)) {
+        return malformed("PCI_ID=<vendor>:<device>", line);
+      }
+      have_id = true;
+    } else if (key == "PCI_SUBSYS_ID") {
+      std::uint16_t v = 0;
+      std::uint16_t d = 0;
+      if (!parse_id_pair(value, v, d)) return malformed("PCI_SUBSYS_ID=<vendor>:<device>", line);
+      out.subsystem_vendor_id = v;
+      out.subsystem_device_id = d;
+    } else if (key == "DRIVER") {
+      out.driver = std::string(value);
+    } else if (key == "PCI_SLOT_NAME") {
+      out.slot_name = std::string(value);
+    }
+  }
+  if (!have_class) return malformed("a PCI_CLASS line", text);
+  if (!have_id) return malformed("a PCI_ID line", text);
+  return out;
+}
+
 }  // namespace nodetopo::probes

@@ -19,6 +19,29 @@ bool is_root_bus_name(std::string_view name) {
          std::all_of(name.begin() + static_cast<std::ptrdiff_t>(colon) + 1, name.end(), hex);
 }
 
+std::optional<std::string> join_plain_link(std::string_view dir, std::string_view target) {
+  std::string joined(dir);
+  std::size_t start = 0;
+  bool climbing = true;
+  while (start <= target.size()) {
+    const std::size_t end = std::min(target.find('/', start), target.size());
+    const std::string_view part = target.substr(start, end - start);
+    start = end + 1;
+    if (part == ".." && climbing) {
+      if (joined.empty()) return std::nullopt;  // above the root
+      const std::size_t slash = joined.rfind('/');
+      joined.erase(slash == std::string::npos ? 0 : slash);
+      continue;
+    }
+    climbing = false;
+    if (part.empty() || part == "." || part == "..") return std::nullopt;
+    if (!joined.empty()) joined += '/';
+    joined += part;
+  }
+  if (climbing) return std::nullopt;  // only ".." (or nothing): not a device path
+  return joined;
+}
+
 // Splits a resolved device path into its root bus and PCI ancestors. Path components before the
 // root bus (ARM SoCs put root complexes under platform/...) are ignored. A root bus may nest
 // inside a PCI function: Intel VMD puts its domain's root bus in the VMD endpoint

@@ -110,26 +110,57 @@ std::optional<std::uint16_t> PciFunctionReader::id_attr(const SysDir& dir, std::
   return static_cast<std::uint16_t>(*v);
 }
 
-PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
-  PciFunctionRead out;
-  warnings_ = &out.warnings;
-  auto opened = root_.open_dir(e.sysfs_path);
-  if (!opened) {
-    warn("skipped: " + opened.error().message, opened.error().path);
-    return out;
+// The kernel's uevent file holds class, ids and bound driver: one read where the `class`,
+// `vendor`, `device` files and the `driver` link take four. Captures keep it empty (hwloc's
+// gatherer does not copy its content): then, silently, the separate files. A malformed or
+// mismatched one is reported and the separate files are read instead.
+std::optional<PciUevent> PciFunctionReader::optional_uevent(const SysDir& dir,
+                                                            const PciAddress& address) {
+  if (dir.type_of("uevent") != SysDir::EntryType::kFile) return std::nullopt;
+  auto text = dir.read_file("uevent", 4096);
+  if (!text) {
+    warnings_->push_back(text.error());
+    return std::nullopt;
   }
-  const SysDir& dir = opened.value();
+  if (trim(*text).empty()) return std::nullopt;
+  auto parsed = parse_pci_uevent(*text);
+  if (!parsed) {
+    warn(parsed.error().message + " (read the class, vendor and device files instead)",
+         attr_path(root_, dir, "uevent"));
+    return std::nullopt;
+  }
+  if (!parsed->slot_name.empty() && parsed->slot_name != address.to_string()) {
+    warn("names PCI function " + parsed->slot_name + ", not " + address.to_string() +
+             " (read the class, vendor and device files instead)",
+         attr_path(root_, dir, "uevent"));
+    return std::nullopt;
+  }
+  return std::move(parsed.value());
+}
+
+// Class code, vendor and device ids, subsystem ids when uevent has them, and the driver. False
+// when the function cannot be placed (class code unreadable): it is skipped with one warning.
+bool PciFunctionReader::read_identity(const SysDir& dir, const PciAddress& address,
+                                      PciFunctionInfo& f) {
+  if (auto uevent = optional_uevent(dir, address)) {
+    f.class_code = uevent->class_code;
+    f.vendor_id = uevent->vendor_id;
+    f.device_id = uevent->device_id;
+    if (uevent->subsystem_vendor_id && uevent->subsystem_device_id) {
+      f.subsystem_vendor_id = *uevent->subsystem_vendor_id;
+      f.subsystem_device_id = *uevent->subsystem_device_id;
+      subsystem_read_ = true;
+    }
+    f.driver = std::move(uevent->driver);
+    return true;
+  }
   // One warning per damaged function, naming the file at fault.
   auto cls = read_hex(dir, "class", 0xffffff);
   if (!cls) {
     warn("skipped: class code unreadable: " + cls.error().message, cls.error().path);
-    return out;
+    return false;
   }
-  PciFunctionInfo f;
-  f.address = e.address;
   f.class_code = static_cast<std::uint32_t>(*cls);
-  f.sysfs_path = e.sysfs_path;
-  f.pcie_root = e.pcie_root;
   auto vendor = read_hex(dir, "vendor", 0xffff);
   auto device = vendor ? read_hex(dir, "device", 0xffff) : vendor;
   if (!vendor || !device) {
@@ -139,6 +170,38 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
     f.vendor_id = static_cast<std::uint16_t>(*vendor);
     f.device_id = static_cast<std::uint16_t>(*device);
   }
+  if (auto driver = dir.read_link("driver")) {
+    const std::string& target = driver.value();
+    f.driver = target.substr(target.rfind('/') + 1);
+  }
+  return true;
+}
+
+PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
+  PciFunctionRead out;
+  warnings_ = &out.warnings;
+  subsystem_read_ = false;
+  std::optional<SysDir> opened;
+  if (e.lexical) {
+    opened = root_.open_canonical_dir(e.sysfs_path);
+    if (!opened) {
+      out.not_canonical = true;
+      return out;
+    }
+  } else {
+    auto dir = root_.open_dir(e.sysfs_path);
+    if (!dir) {
+      warn("skipped: " + dir.error().message, dir.error().path);
+      return out;
+    }
+    opened.emplace(std::move(dir.value()));
+  }
+  const SysDir& dir = *opened;
+  PciFunctionInfo f;
+  f.address = e.address;
+  f.sysfs_path = e.sysfs_path;
+  f.pcie_root = e.pcie_root;
+  if (!read_identity(dir, e.address, f)) return out;
 
   // Header type, bus numbers, revision and the PCIe port type come from config space, read
   // once here and decoded by libpci from that buffer.
@@ -161,7 +224,7 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
   if (config && config->subsystem_known) {
     f.subsystem_vendor_id = config->subsystem_vendor_id;
     f.subsystem_device_id = config->subsystem_device_id;
-  } else {
+  } else if (!subsystem_read_) {  // not in uevent either
     if (auto v = id_attr(dir, "subsystem_vendor")) f.subsystem_vendor_id = *v;
     if (auto d = id_attr(dir, "subsystem_device")) f.subsystem_device_id = *d;
   }
@@ -179,10 +242,6 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
         parsed_attr<std::uint32_t>(dir, "max_link_width", parse_link_width).value_or(0);
   }
 
-  if (auto driver = dir.read_link("driver")) {
-    const std::string& target = driver.value();
-    f.driver = target.substr(target.rfind('/') + 1);
-  }
   if (auto cpus = parsed_attr<CpuSet>(dir, "local_cpulist", parse_cpulist)) {
     f.local_cpus = std::move(*cpus);
   } else if (auto mask = parsed_attr<CpuSet>(dir, "local_cpus", parse_cpumask)) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/node.hpp>
@@ -29,7 +30,10 @@ struct NumaCpus {
 struct PciFunctionRead {
   std::optional<PciFunctionInfo> info;  ///< nullopt: skipped (the warnings say why)
   bool bridge = false;                  ///< forwards to a secondary bus: children nest below it
-  std::vector<Error> warnings;          ///< in the order they arose; each names its file
+  /// The entry's joined path (PciEntry::lexical) did not open as canonical: nothing was read,
+  /// the link must be resolved.
+  bool not_canonical = false;
+  std::vector<Error> warnings;  ///< in the order they arose; each names its file
 };
 
 class PciFunctionReader {
@@ -50,6 +54,8 @@ class PciFunctionReader {
   Result<std::uint64_t> read_hex(const SysDir& dir, std::string_view attr, std::uint64_t max);
   std::optional<std::uint16_t> id_attr(const SysDir& dir, std::string_view attr);
   std::optional<std::string> optional_config(const SysDir& dir);
+  std::optional<PciUevent> optional_uevent(const SysDir& dir, const PciAddress& address);
+  bool read_identity(const SysDir& dir, const PciAddress& address, PciFunctionInfo& f);
   void warn(std::string message, std::string path);
 
   const SysRoot& root_;
@@ -57,6 +63,7 @@ class PciFunctionReader {
   const std::vector<NumaCpus>& numa_nodes_;
   const std::vector<std::uint32_t>& numa_ids_;
   std::vector<Error>* warnings_ = nullptr;  // of the function being read
+  bool subsystem_read_ = false;             // its subsystem ids came from uevent
 };
 
 /// The one NUMA node whose CPUs contain all of `cpus`; nullopt when they span several or none.

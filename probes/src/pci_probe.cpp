@@ -11,6 +11,7 @@
 #include <nodetopo/probes/pci_ids.hpp>
 #include <nodetopo/probes/pci_names.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 
 #include "libpci_config.hpp"
 #include "pci_device_path.hpp"
@@ -41,17 +42,23 @@ class PciDiscovery {
   }
 
   Result<void> run() {
-    auto names = list_subsystem(root_, kDevicesDir, "no PCI bus in this root");
-    if (!names) return names.error();
-    std::vector<PciEntry> entries = enumerate(names.value());
-    // Parents before children: the hierarchy is a prefix order of the resolved paths.
-    std::sort(entries.begin(), entries.end(), [](const PciEntry& a, const PciEntry& b) {
-      if (a.ancestors.size() != b.ancestors.size()) return a.ancestors.size() < b.ancestors.size();
-      return a.address < b.address;
-    });
+    auto bus = open_subsystem(root_, kDevicesDir, "no PCI bus in this root");
+    if (!bus) return bus.error();
+    std::vector<PciEntry> entries = enumerate(bus.value());
     auto reads = read_all(entries);
     if (!reads) return reads.error();
-    for (std::size_t i = 0; i < entries.size(); ++i)
+    relocate(entries, reads.value());
+    // Parents before children: the hierarchy is a prefix order of the device paths.
+    std::vector<std::size_t> order(entries.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(), [&entries](std::size_t a, std::size_t b) {
+      const PciEntry& x = entries[a];
+      const PciEntry& y = entries[b];
+      if (x.ancestors.size() != y.ancestors.size()) return x.ancestors.size() < y.ancestors.size();
+      return x.address < y.address;
+    });
+    for (std::size_t i : order)
       add_function(entries[i], reads.value()[i]);
     fill_names();
     place_host_bridges();
@@ -59,49 +66,111 @@ class PciDiscovery {
   }
 
  private:
-  std::vector<PciEntry> enumerate(const std::vector<std::string>& names) {
+  // Each entry of bus/pci/devices is the kernel's link into sys/devices. Its text is read through
+  // the directory's descriptor and joined as a path; the reader then proves that path canonical
+  // when it opens the device directory (one openat2 in all, where resolving the link walked and
+  // looked up every component). Entries that are not such plain links, or whose path does not
+  // open as canonical, are resolved in full, with a warning for whatever is wrong with them.
+  std::vector<PciEntry> enumerate(const SysDir& bus) {
     std::vector<PciEntry> entries;
-    entries.reserve(names.size());
-    for (const std::string& name : names) {
-      const std::string rel = std::string(kDevicesDir) + "/" + name;
+    entries.reserve(bus.entries().size());
+    for (const auto& [entry_name, type] : bus.entries()) {
+      const std::string name(entry_name);
       auto addr = parse_pci_address(name);
       if (!addr) {
-        ctx_.warn("skipped: entry name is not a PCI address", root_.host_path(rel));
+        ctx_.warn("skipped: entry name is not a PCI address",
+                  root_.host_path(std::string(kDevicesDir) + "/" + name));
         continue;
       }
-      auto resolved = root_.resolve(rel);
-      if (!resolved) {
-        ctx_.warn("skipped: " + resolved.error().message, resolved.error().path);
-        continue;
+      if (type == SysDir::EntryType::kLink && root_.checks_paths_in_kernel()) {
+        if (auto entry = lexical_entry(bus, name, *addr)) {
+          entries.push_back(std::move(*entry));
+          continue;
+        }
       }
-      auto entry = parse_device_path(resolved.value());
-      if (!entry && resolved.value() == rel) {
-        // A plain directory instead of the kernel's symlink (trimmed captures): its place in the
-        // hierarchy is unknown, so it hangs directly under the host bridge of its own bus, as
-        // hwloc does with such entries.
-        ctx_.warn(
-            "not a symlink into sys/devices: parent bridge unknown, placed under host "
-            "bridge " +
-                pci_root_name(addr->domain, addr->bus),
-            root_.host_path(rel));
-        entry = PciEntry{};
-        entry->address = *addr;
-        entry->sysfs_path = rel;
-        entry->root_bus = pci_root_name(addr->domain, addr->bus);
-        entry->pcie_root = entry->root_bus;
-      }
-      if (!entry || !(entry->address == *addr)) {
-        ctx_.warn(
-            "skipped: link does not lead to a PCI device directory under sys/devices (it "
-            "resolves to '" +
-                resolved.value() + "')",
-            root_.host_path(rel));
-        continue;
-      }
-      entry->name = name;
-      entries.push_back(std::move(*entry));
+      if (auto entry = resolved_entry(name, *addr)) entries.push_back(std::move(*entry));
     }
     return entries;
+  }
+
+  std::optional<PciEntry> lexical_entry(const SysDir& bus, const std::string& name,
+                                        const PciAddress& addr) {
+    auto target = bus.read_link(name);
+    if (!target) return std::nullopt;
+    auto path = join_plain_link(kDevicesDir, target.value());
+    if (!path) return std::nullopt;
+    auto entry = parse_device_path(*path);
+    if (!entry || !(entry->address == addr)) return std::nullopt;
+    entry->name = name;
+    entry->lexical = true;
+    return entry;
+  }
+
+  // The full resolution of bus/pci/devices/<name>, warning about every way it can be wrong.
+  std::optional<PciEntry> resolved_entry(const std::string& name, const PciAddress& addr) {
+    const std::string rel = std::string(kDevicesDir) + "/" + name;
+    auto resolved = root_.resolve(rel);
+    if (!resolved) {
+      ctx_.warn("skipped: " + resolved.error().message, resolved.error().path);
+      return std::nullopt;
+    }
+    auto entry = parse_device_path(resolved.value());
+    if (!entry && resolved.value() == rel) {
+      // A plain directory instead of the kernel's symlink (trimmed captures): its place in the
+      // hierarchy is unknown, so it hangs directly under the host bridge of its own bus, as
+      // hwloc does with such entries.
+      ctx_.warn(
+          "not a symlink into sys/devices: parent bridge unknown, placed under host "
+          "bridge " +
+              pci_root_name(addr.domain, addr.bus),
+          root_.host_path(rel));
+      entry = PciEntry{};
+      entry->address = addr;
+      entry->sysfs_path = rel;
+      entry->root_bus = pci_root_name(addr.domain, addr.bus);
+      entry->pcie_root = entry->root_bus;
+    }
+    if (!entry || !(entry->address == addr)) {
+      ctx_.warn(
+          "skipped: link does not lead to a PCI device directory under sys/devices (it "
+          "resolves to '" +
+              resolved.value() + "')",
+          root_.host_path(rel));
+      return std::nullopt;
+    }
+    entry->name = name;
+    return entry;
+  }
+
+  // Entries whose joined path did not open as canonical (a symlink or a missing directory on the
+  // way, in a damaged capture): resolved in full and read again, or dropped with a warning.
+  void relocate(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
+    std::optional<PciFunctionReader> reader;
+    std::vector<PciEntry> kept_entries;
+    std::vector<PciFunctionRead> kept_reads;
+    kept_entries.reserve(entries.size());
+    kept_reads.reserve(reads.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (!reads[i].not_canonical) {
+        kept_entries.push_back(std::move(entries[i]));
+        kept_reads.push_back(std::move(reads[i]));
+        continue;
+      }
+      auto entry = resolved_entry(entries[i].name, entries[i].address);
+      if (!entry) continue;
+      if (!reader) {
+        auto libpci = LibpciConfig::open();
+        if (!libpci) {
+          ctx_.warn(libpci.error());
+          continue;
+        }
+        reader.emplace(root_, std::move(libpci.value()), numa_nodes_, numa_ids_);
+      }
+      kept_reads.push_back(reader->read(*entry));
+      kept_entries.push_back(std::move(*entry));
+    }
+    entries = std::move(kept_entries);
+    reads = std::move(kept_reads);
   }
 
   // Reads every function, on several threads when there are many. Results keep the entries'

@@ -12,6 +12,14 @@ Result<std::vector<std::string>> list_subsystem(const SysRoot& root, std::string
   return names;
 }
 
+Result<SysDir> open_subsystem(const SysRoot& root, std::string_view dir, std::string_view absent) {
+  auto opened = root.open_dir(dir);
+  if (!opened && opened.error().code == ErrorCode::kNotFound) {
+    return make_error(ErrorCode::kUnavailable, std::string(absent), root.host_path(dir));
+  }
+  return opened;
+}
+
 ProbeContext::ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name)
     : root_(root), options_(options), logger_(component_logger("probe." + probe_name)) {}
 

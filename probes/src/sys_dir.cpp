@@ -52,7 +52,8 @@ SysDir::SysDir(SysDir&& other) noexcept
       rel_(std::move(other.rel_)),
       fd_(std::exchange(other.fd_, -1)),
       listed_(other.listed_),
-      entries_(std::move(other.entries_)) {}
+      names_(std::move(other.names_)),
+      slots_(std::move(other.slots_)) {}
 
 SysDir& SysDir::operator=(SysDir&& other) noexcept {
   if (this != &other) {
@@ -61,7 +62,8 @@ SysDir& SysDir::operator=(SysDir&& other) noexcept {
     rel_ = std::move(other.rel_);
     fd_ = std::exchange(other.fd_, -1);
     listed_ = other.listed_;
-    entries_ = std::move(other.entries_);
+    names_ = std::move(other.names_);
+    slots_ = std::move(other.slots_);
   }
   return *this;
 }
@@ -90,22 +92,36 @@ void SysDir::list() const {
       // The name is NUL-terminated inside the record, past the fixed fields.
       const std::string_view name(buf.data() + off + offsetof(linux_dirent64, d_name));
       if (name != "." && name != "..") {
-        entries_.emplace_back(std::string(name), type_from_dirent(ent->d_type));
+        // sysfs names are short (NAME_MAX is 255): the 16-bit size always holds them.
+        slots_.push_back({static_cast<std::uint32_t>(names_.size()),
+                          static_cast<std::uint16_t>(name.size()), type_from_dirent(ent->d_type)});
+        names_.append(name);
       }
       off += ent->d_reclen;
     }
     // A buffer this size holds any sysfs device directory: a short batch was the last one.
     if (static_cast<std::size_t>(n) < buf.size() / 2) break;
   }
-  std::sort(entries_.begin(), entries_.end());
+  std::sort(slots_.begin(), slots_.end(),
+            [this](const Slot& a, const Slot& b) { return name_of(a) < name_of(b); });
+}
+
+std::vector<SysDir::Entry> SysDir::entries() const {
+  list();
+  std::vector<Entry> out;
+  out.reserve(slots_.size());
+  for (const Slot& slot : slots_)
+    out.push_back({name_of(slot), slot.type});
+  return out;
 }
 
 std::optional<SysDir::EntryType> SysDir::type_of(std::string_view name) const {
   list();
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const auto& entry, std::string_view n) { return entry.first < n; });
-  if (it == entries_.end() || it->first != name) return std::nullopt;
-  return it->second;
+  auto it =
+      std::lower_bound(slots_.begin(), slots_.end(), name,
+                       [this](const Slot& slot, std::string_view n) { return name_of(slot) < n; });
+  if (it == slots_.end() || name_of(*it) != name) return std::nullopt;
+  return it->type;
 }
 
 Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_bytes) const {

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -9,7 +11,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <nodetopo/probes/sys_dir.hpp>
@@ -37,6 +41,21 @@ std::deque<std::string> split_path(std::string_view path) {
   return parts;
 }
 
+// True for "a/b/c": relative, no empty, "." or ".." component. Only such a path can be proven
+// canonical by a walk that refuses symlinks: "a/link/../b" would pass that walk lexically while
+// the user-space walk reads ".." after the link's target.
+bool is_plain_relative(std::string_view rel) {
+  if (rel.empty() || rel.front() == '/' || rel.back() == '/') return false;
+  std::size_t start = 0;
+  while (start <= rel.size()) {
+    const std::size_t end = std::min(rel.find('/', start), rel.size());
+    const std::string_view part = rel.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 }  // namespace
 
 // What one lstat (and readlink) told us about a root-relative path. Cached because sysfs lookups
@@ -48,15 +67,31 @@ struct SysRoot::Cache {
   // then open): one lookup instead of one per component.
   std::unordered_map<std::string, std::string> resolved;
   Stats stats;
+  // The root directory, for openat2(); -1 when kernel-checked opens are off.
+  int root_fd = -1;
+  // Cleared for good once the kernel turns openat2() down (ENOSYS before Linux 5.6, EPERM or
+  // ENOSYS from a seccomp filter): one failed call per process, not one per file.
+  std::atomic<bool> kernel_checks{false};
+
+  Cache() = default;
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+  ~Cache() {
+    if (root_fd >= 0) ::close(root_fd);
+  }
 };
 
-SysRoot::SysRoot(std::filesystem::path root, bool live)
+SysRoot::SysRoot(std::filesystem::path root, bool live, PathWalk walk)
     : root_(std::move(root)), live_(live), cache_(std::make_shared<Cache>()) {
   root_prefix_ = root_.string();
   if (root_prefix_.empty() || root_prefix_.back() != '/') root_prefix_ += '/';
+  if (walk == PathWalk::kKernelChecked) {
+    cache_->root_fd = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    cache_->kernel_checks = cache_->root_fd >= 0;
+  }
 }
 
-Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness liveness) {
+Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness liveness, PathWalk walk) {
   if (dir.empty()) {
     return make_error(ErrorCode::kInvalid, "host root path is empty");
   }
@@ -82,7 +117,22 @@ Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness livenes
                       sys);
   }
   const bool live = liveness == Liveness::kLive || (liveness == Liveness::kAuto && abs == "/");
-  return SysRoot(std::filesystem::path(abs), live);
+  return SysRoot(std::filesystem::path(abs), live, walk);
+}
+
+int SysRoot::open_checked(std::string_view rel, int flags) const {
+  if (!cache_->kernel_checks.load(std::memory_order_relaxed) || !is_plain_relative(rel)) return -1;
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const std::string path(rel);
+  count(&Stats::opens);
+  const long fd = ::syscall(SYS_openat2, cache_->root_fd, path.c_str(), &how, sizeof(how));
+  if (fd >= 0) return static_cast<int>(fd);
+  if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
+    cache_->kernel_checks.store(false, std::memory_order_relaxed);
+  }
+  return -1;
 }
 
 std::string SysRoot::host_path(std::string_view rel) const {
@@ -181,6 +231,24 @@ Result<std::string> SysRoot::resolve_impl(std::string_view rel, bool follow_last
     }
     std::deque<std::string> expansion = split_path(entry.target);
     todo.insert(todo.begin(), expansion.begin(), expansion.end());
+    // `done` holds no symlink, so the link's leading ".." are its lexical parents. If the rest
+    // holds no symlink either (sysfs links lead to real directories), one kernel-checked open
+    // proves it, instead of a readlink() per component.
+    while (!todo.empty() && todo.front() == ".." && !done.empty()) {
+      pop_component();
+      todo.pop_front();
+    }
+    if (follow_last && !todo.empty()) {
+      std::string candidate = done;
+      for (const std::string& p : todo) {
+        if (!candidate.empty()) candidate += '/';
+        candidate += p;
+      }
+      if (const int fd = open_checked(candidate, O_PATH); fd >= 0) {
+        ::close(fd);
+        return candidate;
+      }
+    }
   }
   return done;
 }
@@ -190,6 +258,9 @@ Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_byt
   // attribute costs one open(). O_NONBLOCK: a FIFO planted in a capture must not hang the probe
   // (sysfs and regular files ignore the flag). Only when that last component is itself a link
   // (ELOOP) is it resolved and opened again.
+  if (const int fd = open_checked(rel, O_RDONLY | O_NONBLOCK); fd >= 0) {
+    return detail::read_and_close(fd, max_bytes, [&] { return host_path(rel); });
+  }
   auto parent = resolve_impl(rel, /*follow_last=*/false);
   if (!parent) return parent.error();
   std::string full = root_prefix_ + parent.value();
@@ -263,6 +334,7 @@ void SysRoot::count(std::size_t Stats::*counter) const {
 }
 
 Result<SysDir> SysRoot::open_dir(std::string_view rel) const {
+  if (auto dir = open_canonical_dir(rel)) return std::move(*dir);
   auto resolved = resolve(rel);
   if (!resolved) return resolved.error();
   count(&Stats::opens);
@@ -270,6 +342,16 @@ Result<SysDir> SysRoot::open_dir(std::string_view rel) const {
   const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
   if (fd < 0) return errno_error(errno, "cannot open directory", host_path(rel));
   return SysDir(*this, std::move(resolved.value()), fd);
+}
+
+bool SysRoot::checks_paths_in_kernel() const {
+  return cache_->kernel_checks.load(std::memory_order_relaxed);
+}
+
+std::optional<SysDir> SysRoot::open_canonical_dir(std::string_view rel) const {
+  const int fd = open_checked(rel, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return std::nullopt;
+  return SysDir(*this, std::string(rel), fd);
 }
 
 SysRoot::Stats SysRoot::stats() const {

@@ -16,8 +16,17 @@ void CpuSet::insert(std::uint32_t cpu) {
 }
 
 void CpuSet::insert_range(std::uint32_t first, std::uint32_t last) {
-  for (std::uint64_t cpu = first; cpu <= last; ++cpu)
-    insert(static_cast<std::uint32_t>(cpu));
+  if (last < first) return;
+  // A word at a time: "0-255" is four stores, not 256 (every PCI function has such a list).
+  const std::size_t last_word = last / kWordBits;
+  if (words_.size() <= last_word) words_.resize(last_word + 1, 0);
+  for (std::size_t word = first / kWordBits; word <= last_word; ++word) {
+    const std::uint32_t lo = word == first / kWordBits ? first % kWordBits : 0;
+    const std::uint32_t hi = word == last_word ? last % kWordBits : kWordBits - 1;
+    const std::uint64_t high_mask =
+        hi == kWordBits - 1 ? ~std::uint64_t{0} : (std::uint64_t{1} << (hi + 1)) - 1;
+    words_[word] |= high_mask & ~((std::uint64_t{1} << lo) - 1);
+  }
 }
 
 bool CpuSet::contains(std::uint32_t cpu) const {

@@ -13,6 +13,7 @@
 #include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
+#include "path_walks.hpp"
 #include "test_support.hpp"
 
 namespace nodetopo::probes {
@@ -60,13 +61,16 @@ class BrokenRoot : public ::testing::Test {
     fs::remove(root_ / rel);
     test::write_file(root_ / rel, content);
   }
+  // Empties the uevent of device directory `dev`, as hwloc's gatherer leaves it: class, ids and
+  // driver then come from the separate attribute files, whose damage a test can reach.
+  void drop_uevent(const std::string& dev) { overwrite(dev + "/uevent", ""); }
   void relink(const std::string& rel, const std::string& target) {
     fs::remove(root_ / rel);
     test::make_symlink(target, root_ / rel);
   }
 
   Discovery discover() {
-    auto root = SysRoot::open(root_);
+    auto root = SysRoot::open(root_, SysRoot::Liveness::kAuto, walk_);
     EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().describe());
     Discovery d = probes::discover(root.value());
     const std::string json = exporters::render_json_model(d.topology, d.reports);
@@ -107,7 +111,17 @@ class BrokenRoot : public ::testing::Test {
 
   TempDir tmp_;
   fs::path root_;
+  SysRoot::PathWalk walk_ = SysRoot::PathWalk::kKernelChecked;
 };
+
+// Every damage must be found whether paths are walked with kernel-checked opens (the default)
+// or in user space alone (kernels without openat2): discovery tests run both ways.
+class BrokenRootWalk : public BrokenRoot, public ::testing::WithParamInterface<SysRoot::PathWalk> {
+ protected:
+  void SetUp() override { walk_ = GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Walks, BrokenRootWalk, test::all_path_walks(), test::path_walk_name);
 
 // ---------------------------------------------------------------------------------------------
 // the root itself
@@ -138,7 +152,7 @@ TEST_F(BrokenRoot, HostRootEnvironmentIsUsedAndNamedToo) {
   EXPECT_NE(r.err.find(missing.string()), std::string::npos) << r.err;
 }
 
-TEST_F(BrokenRoot, EmptySysGivesAMachineAndSaysPciIsUnavailable) {
+TEST_P(BrokenRootWalk, EmptySysGivesAMachineAndSaysPciIsUnavailable) {
   fs::create_directories(tmp_.path() / "sys");
   fs::create_directories(tmp_.path() / "proc");
   root_ = tmp_.path();
@@ -154,7 +168,7 @@ TEST_F(BrokenRoot, EmptySysGivesAMachineAndSaysPciIsUnavailable) {
   EXPECT_NE(r.out.find("pci: unavailable"), std::string::npos) << r.out;
 }
 
-TEST_F(BrokenRoot, PciDevicesDirectoryThatLoopsFailsOnlyThePciProbe) {
+TEST_P(BrokenRootWalk, PciDevicesDirectoryThatLoopsFailsOnlyThePciProbe) {
   copy_capture(kSmall);
   fs::remove_all(root_ / "sys/bus/pci/devices");
   relink("sys/bus/pci/devices", "devices");
@@ -168,7 +182,7 @@ TEST_F(BrokenRoot, PciDevicesDirectoryThatLoopsFailsOnlyThePciProbe) {
 // ---------------------------------------------------------------------------------------------
 // one damaged function
 
-TEST_F(BrokenRoot, TruncatedConfigKeepsTheBridgeAndItsChildren) {
+TEST_P(BrokenRootWalk, TruncatedConfigKeepsTheBridgeAndItsChildren) {
   copy_capture(kSwitches);
   const std::string dev = "sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0";
   const std::string config = test::read_file(root_ / dev / "config");
@@ -189,7 +203,7 @@ TEST_F(BrokenRoot, TruncatedConfigKeepsTheBridgeAndItsChildren) {
   EXPECT_EQ(parent_of(d, "0000:18:00.0"), "pci/0000:17:00.0");
 }
 
-TEST_F(BrokenRoot, EmptyConfigOfADevice) {
+TEST_P(BrokenRootWalk, EmptyConfigOfADevice) {
   copy_capture(kSmall);
   overwrite("sys/devices/pci0000:00/0000:00:03.0/config", "");
   const Discovery d = discover();
@@ -198,7 +212,7 @@ TEST_F(BrokenRoot, EmptyConfigOfADevice) {
   EXPECT_EQ(function(d, "0000:00:03.0")->vendor_id, 0x1af4);
 }
 
-TEST_F(BrokenRoot, GarbageNumaNodeIsIgnoredAndDerivedFromLocalCpus) {
+TEST_P(BrokenRootWalk, GarbageNumaNodeIsIgnoredAndDerivedFromLocalCpus) {
   copy_capture(kSwitches);
   const std::string dev =
       "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/0000:5f:03.0/0000:60:00.0";
@@ -213,7 +227,7 @@ TEST_F(BrokenRoot, GarbageNumaNodeIsIgnoredAndDerivedFromLocalCpus) {
   EXPECT_EQ(f->numa_node, std::optional<std::uint32_t>(1));
 }
 
-TEST_F(BrokenRoot, NumaNodeThatDoesNotExistIsNotPublished) {
+TEST_P(BrokenRootWalk, NumaNodeThatDoesNotExistIsNotPublished) {
   copy_capture(kSwitches);
   const std::string dev =
       "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/0000:5f:03.0/0000:60:00.0";
@@ -232,7 +246,7 @@ TEST_F(BrokenRoot, NumaNodeThatDoesNotExistIsNotPublished) {
   }
 }
 
-TEST_F(BrokenRoot, MinusOneNumaNodeIsResolvedFromLocalCpusOrLeftUnknown) {
+TEST_P(BrokenRootWalk, MinusOneNumaNodeIsResolvedFromLocalCpusOrLeftUnknown) {
   copy_capture(kSwitches);
   const std::string f0 =
       "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/0000:5f:03.0/0000:60:00.0";
@@ -252,9 +266,10 @@ TEST_F(BrokenRoot, MinusOneNumaNodeIsResolvedFromLocalCpusOrLeftUnknown) {
             std::optional<std::uint32_t>(1));
 }
 
-TEST_F(BrokenRoot, MissingClassSkipsTheFunctionAndReparentsItsChildren) {
+TEST_P(BrokenRootWalk, MissingClassSkipsTheFunctionAndReparentsItsChildren) {
   copy_capture(kSwitches);
   const std::string bridge = "sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:04.0";
+  drop_uevent(bridge);
   fs::remove(root_ / bridge / "class");
   const Discovery d = discover();
   const std::string w = warning_naming(d, "pci", bridge + "/class");
@@ -267,7 +282,7 @@ TEST_F(BrokenRoot, MissingClassSkipsTheFunctionAndReparentsItsChildren) {
             27U);
 }
 
-TEST_F(BrokenRoot, GarbageAttributesDropOneAttributeEach) {
+TEST_P(BrokenRootWalk, GarbageAttributesDropOneAttributeEach) {
   copy_capture(kSwitches);
   const std::string dev =
       "sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:04.0/0000:1a:00.0";
@@ -292,7 +307,7 @@ TEST_F(BrokenRoot, GarbageAttributesDropOneAttributeEach) {
 // ---------------------------------------------------------------------------------------------
 // the bus/pci/devices links
 
-TEST_F(BrokenRoot, DeviceLinkClimbingOutOfTheRootIsSkipped) {
+TEST_P(BrokenRootWalk, DeviceLinkClimbingOutOfTheRootIsSkipped) {
   copy_capture(kSmall);
   test::write_file(tmp_.path() / "outside/0000:00:03.0/class", "0x020000\n");
   relink("sys/bus/pci/devices/0000:00:03.0", "../../../../../outside/0000:00:03.0");
@@ -304,7 +319,7 @@ TEST_F(BrokenRoot, DeviceLinkClimbingOutOfTheRootIsSkipped) {
   EXPECT_NE(function(d, "0000:00:02.0"), nullptr) << "the other functions stay";
 }
 
-TEST_F(BrokenRoot, AbsoluteDeviceLinkInACaptureIsSkipped) {
+TEST_P(BrokenRootWalk, AbsoluteDeviceLinkInACaptureIsSkipped) {
   copy_capture(kSmall);
   relink("sys/bus/pci/devices/0000:00:03.0", "/sys/devices/pci0000:00/0000:00:03.0");
   const Discovery d = discover();
@@ -313,12 +328,14 @@ TEST_F(BrokenRoot, AbsoluteDeviceLinkInACaptureIsSkipped) {
   EXPECT_EQ(function(d, "0000:00:03.0"), nullptr);
 }
 
-TEST_F(BrokenRoot, AttributeLinkLeavingTheRootIsNotRead) {
+TEST_P(BrokenRootWalk, AttributeLinkLeavingTheRootIsNotRead) {
   // An attribute that is a link out of the root (absolute, or ".." past the root) must not make
   // the probe read a file of the machine running the tool; a FIFO must not block it.
   copy_capture(kSmall);
   test::write_file(tmp_.path() / "outside/vendor", "0x1234\n");
   const std::string dev = "sys/devices/pci0000:00/0000:00:03.0";
+  drop_uevent(dev);
+  drop_uevent("sys/devices/pci0000:00/0000:00:01.2");
   relink(dev + "/vendor", (tmp_.path() / "outside/vendor").string());
   relink("sys/devices/pci0000:00/0000:00:02.0/config", "../../../../../outside/vendor");
   fs::remove(root_ / "sys/devices/pci0000:00/0000:00:01.2/class");
@@ -346,9 +363,10 @@ TEST_F(BrokenRoot, AttributeLinkLeavingTheRootIsNotRead) {
   }
 }
 
-TEST_F(BrokenRoot, MissingIdsAndConfigAreReportedRelativeToTheRoot) {
+TEST_P(BrokenRootWalk, MissingIdsAndConfigAreReportedRelativeToTheRoot) {
   copy_capture(kSmall);
   const std::string dev = "sys/devices/pci0000:00/0000:00:03.0";
+  drop_uevent(dev);
   for (const char* attr : {"vendor", "device", "config"}) {
     fs::remove(root_ / dev / attr);
   }
@@ -359,7 +377,48 @@ TEST_F(BrokenRoot, MissingIdsAndConfigAreReportedRelativeToTheRoot) {
   EXPECT_EQ(function(d, "0000:00:03.0")->vendor_id, 0);
 }
 
-TEST_F(BrokenRoot, DeviceLinkLoopIsSkipped) {
+// uevent holds class, ids and driver in one file; the separate attribute files are not needed
+// when it is readable.
+TEST_P(BrokenRootWalk, UeventAloneIdentifiesAFunction) {
+  copy_capture(kSmall);
+  const std::string dev = "sys/devices/pci0000:00/0000:00:02.0";
+  for (const char* attr : {"class", "vendor", "device", "driver"}) {
+    fs::remove(root_ / dev / attr);
+  }
+  const Discovery d = discover();
+  EXPECT_TRUE(report(d, "pci").warnings.end() ==
+              std::find_if(report(d, "pci").warnings.begin(), report(d, "pci").warnings.end(),
+                           [&](const std::string& w) { return w.starts_with(dev); }))
+      << testing::PrintToString(report(d, "pci").warnings);
+  const PciFunctionInfo* f = function(d, "0000:00:02.0");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->class_code, 0x030000U);
+  EXPECT_EQ(f->vendor_id, 0x1013);
+  EXPECT_EQ(f->device_id, 0x00b8);
+  EXPECT_EQ(f->driver, "cirrus");
+}
+
+// A damaged uevent (garbage, or copied from another function) is reported and the attribute
+// files are read instead: nothing is lost, nothing is taken from the wrong device.
+TEST_P(BrokenRootWalk, DamagedUeventFallsBackToTheAttributeFiles) {
+  copy_capture(kSmall);
+  const std::string garbage = "sys/devices/pci0000:00/0000:00:02.0";
+  const std::string copied = "sys/devices/pci0000:00/0000:00:03.0";
+  overwrite(garbage + "/uevent", "DRIVER=cirrus\nPCI_CLASS=zz\nPCI_ID=1013:00B8\n");
+  overwrite(copied + "/uevent", "PCI_CLASS=30000\nPCI_ID=1013:00B8\nPCI_SLOT_NAME=0000:00:02.0\n");
+  const Discovery d = discover();
+  EXPECT_NE(warning_naming(d, "pci", garbage + "/uevent").find("PCI_CLASS"), std::string::npos);
+  EXPECT_NE(warning_naming(d, "pci", copied + "/uevent").find("0000:00:02.0"), std::string::npos);
+  const PciFunctionInfo* f = function(d, "0000:00:02.0");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->class_code, 0x030000U) << "from the class file";
+  EXPECT_EQ(f->driver, "cirrus") << "from the driver link";
+  const PciFunctionInfo* other = function(d, "0000:00:03.0");
+  ASSERT_NE(other, nullptr);
+  EXPECT_NE(other->device_id, 0x00b8) << "ids of 0000:00:02.0 must not be taken for 0000:00:03.0";
+}
+
+TEST_P(BrokenRootWalk, DeviceLinkLoopIsSkipped) {
   copy_capture(kSmall);
   relink("sys/bus/pci/devices/0000:00:03.0", "0000:00:03.0");
   relink("sys/bus/pci/devices/0000:00:02.0", "../../../devices/pci0000:00/loop");
@@ -374,7 +433,7 @@ TEST_F(BrokenRoot, DeviceLinkLoopIsSkipped) {
   EXPECT_NE(function(d, "0000:00:01.0"), nullptr);
 }
 
-TEST_F(BrokenRoot, EntryThatIsNotAPciAddressIsSkipped) {
+TEST_P(BrokenRootWalk, EntryThatIsNotAPciAddressIsSkipped) {
   copy_capture(kSmall);
   test::make_symlink("../../../devices/pci0000:00/0000:00:03.0",
                      root_ / "sys/bus/pci/devices/not-a-device");
@@ -389,7 +448,7 @@ TEST_F(BrokenRoot, EntryThatIsNotAPciAddressIsSkipped) {
             9U);
 }
 
-TEST_F(BrokenRoot, LinkToAnotherFunctionIsSkipped) {
+TEST_P(BrokenRootWalk, LinkToAnotherFunctionIsSkipped) {
   copy_capture(kSmall);
   test::make_symlink("../../../devices/pci0000:00/0000:00:03.0",
                      root_ / "sys/bus/pci/devices/0000:00:07.0");
@@ -400,7 +459,7 @@ TEST_F(BrokenRoot, LinkToAnotherFunctionIsSkipped) {
   EXPECT_NE(function(d, "0000:00:03.0"), nullptr);
 }
 
-TEST_F(BrokenRoot, MalformedRootBusDirectoryIsNotARootBus) {
+TEST_P(BrokenRootWalk, MalformedRootBusDirectoryIsNotARootBus) {
   // "pci0000::0" has the shape of a root bus name but no bus number: once taken for one, parsing
   // its bus threw and the whole PCI probe failed.
   copy_capture(kSmall);
@@ -419,6 +478,7 @@ TEST_F(BrokenRoot, MalformedRootBusDirectoryIsNotARootBus) {
 TEST_F(BrokenRoot, DamagedRootThroughTheBinary) {
   copy_capture(kSmall);
   overwrite("sys/devices/pci0000:00/0000:00:03.0/numa_node", "garbage\n");
+  drop_uevent("sys/devices/pci0000:00/0000:00:02.0");
   fs::remove(root_ / "sys/devices/pci0000:00/0000:00:02.0/class");
   relink("sys/bus/pci/devices/0000:00:01.0", "/etc");
   for (const char* format : {"text", "json"}) {

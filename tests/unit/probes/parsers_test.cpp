@@ -425,6 +425,43 @@ TEST(ParseKeyValueLines, KeyWithoutValueIsMalformed) {
 // ---------------------------------------------------------------------------------------------
 // error messages
 
+TEST(ParsePciUevent, KernelContent) {
+  auto u = parse_pci_uevent(
+      "DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330\nPCI_SUBSYS_ID=10DE:16C1\n"
+      "PCI_SLOT_NAME=0000:05:00.0\nMODALIAS=pci:"
+      "v000010DEd00002330sv000010DEsd000016C1bc03sc02i00\n");
+  ASSERT_TRUE(u.ok()) << u.error().describe();
+  EXPECT_EQ(u->class_code, 0x030200U);
+  EXPECT_EQ(u->vendor_id, 0x10de);
+  EXPECT_EQ(u->device_id, 0x2330);
+  EXPECT_EQ(u->subsystem_vendor_id, std::optional<std::uint16_t>(0x10de));
+  EXPECT_EQ(u->subsystem_device_id, std::optional<std::uint16_t>(0x16c1));
+  EXPECT_EQ(u->driver, "nvidia");
+  EXPECT_EQ(u->slot_name, "0000:05:00.0");
+}
+
+TEST(ParsePciUevent, UnboundFunctionHasNoDriverAndUnknownKeysAreIgnored) {
+  auto u = parse_pci_uevent("PCI_CLASS=60400\nPCI_ID=8086:352A\nOF_NAME=pci\n");
+  ASSERT_TRUE(u.ok()) << u.error().describe();
+  EXPECT_EQ(u->class_code, 0x060400U);
+  EXPECT_TRUE(u->driver.empty());
+  EXPECT_FALSE(u->subsystem_vendor_id.has_value());
+}
+
+TEST(ParsePciUevent, MissingOrMalformedRequiredKeys) {
+  for (std::string_view text :
+       {"", "PCI_ID=8086:352A\n", "PCI_CLASS=60400\n", "PCI_CLASS=zz\nPCI_ID=8086:352A\n",
+        "PCI_CLASS=1000000\nPCI_ID=8086:352A\n", "PCI_CLASS=60400\nPCI_ID=8086\n",
+        "PCI_CLASS=60400\nPCI_ID=18086:352A\n", "PCI_CLASS=60400\nPCI_ID=:352A\n",
+        "PCI_CLASS=60400\nPCI_ID=8086:352A\nPCI_SUBSYS_ID=x\n", "garbage\n"}) {
+    auto u = parse_pci_uevent(text);
+    EXPECT_FALSE(u.ok()) << text;
+    if (!u.ok()) {
+      EXPECT_EQ(u.error().code, ErrorCode::kMalformed) << text;
+    }
+  }
+}
+
 TEST(ParserErrors, LongAndBinaryInputIsQuotedSafely) {
   const std::string long_text(200, '7');
   auto r = parse_pci_address(long_text);

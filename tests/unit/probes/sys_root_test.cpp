@@ -9,6 +9,7 @@
 #include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
+#include "path_walks.hpp"
 #include "test_support.hpp"
 
 namespace nodetopo::probes {
@@ -33,7 +34,7 @@ class SysRootTest : public ::testing::Test {
   }
 
   [[nodiscard]] SysRoot open(SysRoot::Liveness liveness = SysRoot::Liveness::kAuto) const {
-    auto root = SysRoot::open(dir_.path(), liveness);
+    auto root = SysRoot::open(dir_.path(), liveness, walk_);
     EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().describe());
     return std::move(root).value();
   }
@@ -44,12 +45,26 @@ class SysRootTest : public ::testing::Test {
 
   TempDir dir_;
   std::string dev_;
+  SysRoot::PathWalk walk_ = SysRoot::PathWalk::kKernelChecked;
 };
+
+// Path semantics must not depend on how the path is walked: every such test runs with the
+// kernel-checked fast path and with the user-space walk alone (kernels without openat2).
+class SysRootWalkTest : public SysRootTest,
+                        public ::testing::WithParamInterface<SysRoot::PathWalk> {
+ protected:
+  void SetUp() override {
+    SysRootTest::SetUp();
+    walk_ = GetParam();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Walks, SysRootWalkTest, test::all_path_walks(), test::path_walk_name);
 
 // ---------------------------------------------------------------------------------------------
 // open
 
-TEST_F(SysRootTest, OpenNormalisesThePathAndIsNotLive) {
+TEST_P(SysRootWalkTest, OpenNormalisesThePathAndIsNotLive) {
   auto root = SysRoot::open(dir_.path() / "sys" / ".." / "");
   ASSERT_TRUE(root.ok()) << root.error().describe();
   EXPECT_EQ(root->path(), dir_.path());
@@ -111,7 +126,7 @@ TEST(SysRootOpen, SlashIsLiveByDefault) {
 // ---------------------------------------------------------------------------------------------
 // paths
 
-TEST_F(SysRootTest, HostPathAndRelativeAreInverse) {
+TEST_P(SysRootWalkTest, HostPathAndRelativeAreInverse) {
   const SysRoot root = open();
   const std::string full = root.host_path("sys/bus/pci");
   EXPECT_EQ(full, host("sys/bus/pci"));
@@ -124,7 +139,7 @@ TEST_F(SysRootTest, HostPathAndRelativeAreInverse) {
 // ---------------------------------------------------------------------------------------------
 // resolve
 
-TEST_F(SysRootTest, RelativeSymlinksResolveInsideTheRoot) {
+TEST_P(SysRootWalkTest, RelativeSymlinksResolveInsideTheRoot) {
   const SysRoot root = open();
   auto resolved = root.resolve("sys/bus/pci/devices/0000:00:01.0");
   ASSERT_TRUE(resolved.ok()) << resolved.error().describe();
@@ -134,7 +149,7 @@ TEST_F(SysRootTest, RelativeSymlinksResolveInsideTheRoot) {
   EXPECT_EQ(root.resolve("").value(), "");
 }
 
-TEST_F(SysRootTest, ChainedAndNestedLinksResolve) {
+TEST_P(SysRootWalkTest, ChainedAndNestedLinksResolve) {
   // sys/class/x -> ../bus/pci/devices/0000:00:01.0 -> ../../../devices/...
   make_symlink("../bus/pci/devices/0000:00:01.0", dir_.path() / "sys/class/x");
   make_symlink("x/vendor", dir_.path() / "sys/class/vendor_of_x");
@@ -144,13 +159,13 @@ TEST_F(SysRootTest, ChainedAndNestedLinksResolve) {
   EXPECT_EQ(root.read_attr("sys/class/vendor_of_x").value(), "0x8086");
 }
 
-TEST_F(SysRootTest, DotDotAfterALinkIsPhysical) {
+TEST_P(SysRootWalkTest, DotDotAfterALinkIsPhysical) {
   // Like the kernel: ".." after a symlinked directory leaves the link's target, not the link.
   const SysRoot root = open();
   EXPECT_EQ(root.resolve("sys/bus/pci/devices/0000:00:01.0/..").value(), "sys/devices/pci0000:00");
 }
 
-TEST_F(SysRootTest, DotDotAboveTheRootIsRefused) {
+TEST_P(SysRootWalkTest, DotDotAboveTheRootIsRefused) {
   const SysRoot root = open();
   for (const char* rel : {"..", "../etc/passwd", "sys/../..", "sys/bus/../../../x"}) {
     SCOPED_TRACE(rel);
@@ -164,7 +179,7 @@ TEST_F(SysRootTest, DotDotAboveTheRootIsRefused) {
   EXPECT_EQ(read.error().code, ErrorCode::kEscapesRoot);
 }
 
-TEST_F(SysRootTest, RelativeLinkClimbingOutOfTheRootIsRefused) {
+TEST_P(SysRootWalkTest, RelativeLinkClimbingOutOfTheRootIsRefused) {
   // Five ".." climb from sys/bus/pci/devices above the root, then back down to a real file
   // beside it: what a naive join-and-open would happily read.
   write_file(dir_.path().parent_path() / (dir_.path().filename().string() + "-outside"), "secret");
@@ -180,7 +195,7 @@ TEST_F(SysRootTest, RelativeLinkClimbingOutOfTheRootIsRefused) {
   fs::remove(dir_.path().parent_path() / (dir_.path().filename().string() + "-outside"));
 }
 
-TEST_F(SysRootTest, AbsoluteLinksAreRefusedInACapture) {
+TEST_P(SysRootWalkTest, AbsoluteLinksAreRefusedInACapture) {
   make_symlink("/etc", dir_.path() / "sys/bus/pci/devices/abs_dir");
   make_symlink("/etc/hostname", dir_.path() / "sys/bus/pci/devices/abs_file");
   const SysRoot root = open();
@@ -200,7 +215,7 @@ TEST_F(SysRootTest, AbsoluteLinksAreRefusedInACapture) {
   EXPECT_FALSE(root.exists("sys/bus/pci/devices/abs_file"));
 }
 
-TEST_F(SysRootTest, AbsoluteLinksInALiveRootStayUnderTheRoot) {
+TEST_P(SysRootWalkTest, AbsoluteLinksInALiveRootStayUnderTheRoot) {
   // HOST_ROOT=/host: the host's absolute link /sys/devices/... means /host/sys/devices/...
   make_symlink("/" + dev_, dir_.path() / "sys/class/abs");
   const SysRoot root = open(SysRoot::Liveness::kLive);
@@ -209,7 +224,7 @@ TEST_F(SysRootTest, AbsoluteLinksInALiveRootStayUnderTheRoot) {
   EXPECT_EQ(root.read_attr("sys/class/abs/vendor").value(), "0x8086");
 }
 
-TEST_F(SysRootTest, SymlinkLoopsAreRefused) {
+TEST_P(SysRootWalkTest, SymlinkLoopsAreRefused) {
   make_symlink("b", dir_.path() / "sys/loop/a");
   make_symlink("a", dir_.path() / "sys/loop/b");
   make_symlink("self", dir_.path() / "sys/loop/self");
@@ -230,7 +245,7 @@ TEST_F(SysRootTest, SymlinkLoopsAreRefused) {
   EXPECT_EQ(listed.error().code, ErrorCode::kSymlinkLoop);
 }
 
-TEST_F(SysRootTest, LongButFiniteChainsResolve) {
+TEST_P(SysRootWalkTest, LongButFiniteChainsResolve) {
   // 30 hops stay below the kernel's limit of 40.
   write_file(dir_.path() / "sys/chain/end", "ok\n");
   std::string prev = "end";
@@ -243,7 +258,7 @@ TEST_F(SysRootTest, LongButFiniteChainsResolve) {
   EXPECT_EQ(root.read_attr("sys/chain/" + prev).value(), "ok");
 }
 
-TEST_F(SysRootTest, MissingPathsAreNotFoundAndNamed) {
+TEST_P(SysRootWalkTest, MissingPathsAreNotFoundAndNamed) {
   const SysRoot root = open();
   auto resolved = root.resolve("sys/bus/usb/devices");
   ASSERT_FALSE(resolved.ok());
@@ -261,7 +276,7 @@ TEST_F(SysRootTest, MissingPathsAreNotFoundAndNamed) {
   EXPECT_TRUE(root.exists("sys/bus/pci/devices/0000:00:01.0/vendor"));
 }
 
-TEST_F(SysRootTest, FileInsteadOfDirectoryIsNotFound) {
+TEST_P(SysRootWalkTest, FileInsteadOfDirectoryIsNotFound) {
   const SysRoot root = open();
   auto resolved = root.resolve("sys/bus/pci/devices/0000:00:01.0/vendor/deeper");
   ASSERT_FALSE(resolved.ok());
@@ -271,7 +286,7 @@ TEST_F(SysRootTest, FileInsteadOfDirectoryIsNotFound) {
 // ---------------------------------------------------------------------------------------------
 // reading
 
-TEST_F(SysRootTest, ReadAttrTrimsWhitespaceAndNuls) {
+TEST_P(SysRootWalkTest, ReadAttrTrimsWhitespaceAndNuls) {
   write_file(dir_.path() / dev_ / "label", std::string("\t board \0\0", 10));
   write_file(dir_.path() / dev_ / "empty", "\n");
   const SysRoot root = open();
@@ -280,7 +295,7 @@ TEST_F(SysRootTest, ReadAttrTrimsWhitespaceAndNuls) {
   EXPECT_EQ(root.read_attr("sys/bus/pci/devices/0000:00:01.0/empty").value(), "");
 }
 
-TEST_F(SysRootTest, ReadFileKeepsContentAndHonoursTheLimit) {
+TEST_P(SysRootWalkTest, ReadFileKeepsContentAndHonoursTheLimit) {
   const SysRoot root = open();
   EXPECT_EQ(root.read_file("sys/bus/pci/devices/0000:00:01.0/class").value(), "  0x060400 \n\n");
   EXPECT_EQ(root.read_file("sys/bus/pci/devices/0000:00:01.0/class", 4).value(), "  0x");
@@ -290,20 +305,20 @@ TEST_F(SysRootTest, ReadFileKeepsContentAndHonoursTheLimit) {
   EXPECT_EQ(root.read_file("sys/big", 200000).value(), big);
 }
 
-TEST_F(SysRootTest, ReadFileFollowsALinkAsLastComponent) {
+TEST_P(SysRootWalkTest, ReadFileFollowsALinkAsLastComponent) {
   make_symlink("../bus/pci/devices/0000:00:01.0/vendor", dir_.path() / "sys/class/vendor_link");
   const SysRoot root = open();
   EXPECT_EQ(root.read_attr("sys/class/vendor_link").value(), "0x8086");
 }
 
-TEST_F(SysRootTest, ReadingADirectoryIsAnErrorNamingIt) {
+TEST_P(SysRootWalkTest, ReadingADirectoryIsAnErrorNamingIt) {
   const SysRoot root = open();
   auto read = root.read_file("sys/bus/pci/devices/0000:00:01.0");
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().path, host("sys/bus/pci/devices/0000:00:01.0"));
 }
 
-TEST_F(SysRootTest, ReadingAFifoDoesNotBlock) {
+TEST_P(SysRootWalkTest, ReadingAFifoDoesNotBlock) {
   // A FIFO planted in a capture: open() without O_NONBLOCK would wait for a writer forever.
   ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
   const SysRoot root = open();
@@ -313,7 +328,7 @@ TEST_F(SysRootTest, ReadingAFifoDoesNotBlock) {
   }
 }
 
-TEST_F(SysRootTest, SysDirReadsOnlyRegularFilesAndResolvesLinksThroughTheRoot) {
+TEST_P(SysRootWalkTest, SysDirReadsOnlyRegularFilesAndResolvesLinksThroughTheRoot) {
   ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
   make_symlink("/etc/hostname", dir_.path() / dev_ / "abs");
   make_symlink("vendor", dir_.path() / dev_ / "vendor_link");
@@ -340,7 +355,7 @@ TEST_F(SysRootTest, SysDirReadsOnlyRegularFilesAndResolvesLinksThroughTheRoot) {
 // ---------------------------------------------------------------------------------------------
 // directories and links
 
-TEST_F(SysRootTest, ListDirIsSortedWithoutDots) {
+TEST_P(SysRootWalkTest, ListDirIsSortedWithoutDots) {
   for (const char* name : {"numa_node", "b", "a", "0000:00:02.0", "Z"}) {
     write_file(dir_.path() / dev_ / "sub" / name, "");
   }
@@ -354,7 +369,7 @@ TEST_F(SysRootTest, ListDirIsSortedWithoutDots) {
   EXPECT_TRUE(empty->empty());
 }
 
-TEST_F(SysRootTest, ListDirOfMissingOrFileFails) {
+TEST_P(SysRootWalkTest, ListDirOfMissingOrFileFails) {
   const SysRoot root = open();
   auto missing = root.list_dir("sys/bus/usb/devices");
   ASSERT_FALSE(missing.ok());
@@ -364,7 +379,7 @@ TEST_F(SysRootTest, ListDirOfMissingOrFileFails) {
   EXPECT_EQ(file.error().path, host("sys/bus/pci/devices/0000:00:01.0/vendor"));
 }
 
-TEST_F(SysRootTest, ReadLinkReturnsTheStoredTarget) {
+TEST_P(SysRootWalkTest, ReadLinkReturnsTheStoredTarget) {
   make_symlink("../../../bus/pci/drivers/pcieport", dir_.path() / dev_ / "driver");
   const SysRoot root = open();
   EXPECT_EQ(root.read_link("sys/bus/pci/devices/0000:00:01.0").value(),
@@ -384,6 +399,7 @@ TEST_F(SysRootTest, ReadLinkReturnsTheStoredTarget) {
 // caching
 
 TEST_F(SysRootTest, SecondReadUnderTheSamePrefixDoesNotLookUpAgain) {
+  walk_ = SysRoot::PathWalk::kUserSpace;
   const SysRoot root = open();
   const SysRoot::Stats start = root.stats();
   EXPECT_EQ(start.readlinks, 0U);
@@ -411,6 +427,39 @@ TEST_F(SysRootTest, SecondReadUnderTheSamePrefixDoesNotLookUpAgain) {
   const SysRoot::Stats fourth = root.stats();
   EXPECT_EQ(fourth.lstats, third.lstats);
   EXPECT_EQ(fourth.dir_lists, third.dir_lists + 1);
+}
+
+// A path without symlinks costs one kernel-checked open and no lookup; a path through a link
+// falls back to the walk, whose results are cached as before.
+TEST_F(SysRootTest, CanonicalPathsAreOpenedWithoutLookups) {
+  const SysRoot root = open();
+  ASSERT_TRUE(root.read_attr(dev_ + "/vendor").ok());
+  ASSERT_TRUE(root.read_attr(dev_ + "/class").ok());
+  auto dir = root.open_canonical_dir(dev_);
+  ASSERT_TRUE(dir.has_value());
+  EXPECT_EQ(dir->rel(), dev_);
+  SysRoot::Stats stats = root.stats();
+  EXPECT_EQ(stats.readlinks, 0U);
+  EXPECT_EQ(stats.opens, 3U);
+
+  // Not canonical: through a link, with "..", or absent. The caller resolves those.
+  EXPECT_FALSE(root.open_canonical_dir("sys/bus/pci/devices/0000:00:01.0").has_value());
+  EXPECT_FALSE(root.open_canonical_dir(dev_ + "/../0000:00:01.0").has_value());
+  EXPECT_FALSE(root.open_canonical_dir("sys/devices/pci0000:00/0000:00:02.0").has_value());
+  EXPECT_FALSE(root.open_canonical_dir(dev_ + "/vendor").has_value()) << "a file";
+
+  ASSERT_TRUE(root.read_attr("sys/bus/pci/devices/0000:00:01.0/vendor").ok());
+  stats = root.stats();
+  EXPECT_GE(stats.readlinks, 5U) << "the link path took the user-space walk";
+}
+
+TEST_F(SysRootTest, UserSpaceWalkNeverOpensCanonicalDirectoriesDirectly) {
+  walk_ = SysRoot::PathWalk::kUserSpace;
+  const SysRoot root = open();
+  EXPECT_FALSE(root.open_canonical_dir(dev_).has_value());
+  auto dir = root.open_dir(dev_);
+  ASSERT_TRUE(dir.ok()) << dir.error().describe();
+  EXPECT_EQ(dir->rel(), dev_);
 }
 
 TEST_F(SysRootTest, CopiesShareTheCache) {

@@ -39,6 +39,29 @@ TEST(CpuSet, SubsetAndIntersectionAcrossWordBoundaries) {
   EXPECT_TRUE(CpuSet().is_subset_of(c));
 }
 
+// insert_range fills whole words at once: every boundary case must equal CPU-by-CPU insertion.
+TEST(CpuSet, RangeInsertionEqualsSingleInsertions) {
+  const std::pair<std::uint32_t, std::uint32_t> ranges[] = {
+      {0, 0},    {0, 63},    {0, 64},    {63, 64}, {1, 62},    {5, 200},
+      {64, 127}, {127, 128}, {200, 200}, {0, 255}, {100, 1000}};
+  for (const auto& [first, last] : ranges) {
+    CpuSet by_range;
+    by_range.insert_range(first, last);
+    CpuSet by_cpu;
+    for (std::uint32_t cpu = first; cpu <= last; ++cpu)
+      by_cpu.insert(cpu);
+    EXPECT_EQ(by_range, by_cpu) << first << "-" << last;
+    EXPECT_EQ(by_range.count(), last - first + 1) << first << "-" << last;
+    EXPECT_FALSE(by_range.contains(last + 1)) << first << "-" << last;
+    if (first > 0) {
+      EXPECT_FALSE(by_range.contains(first - 1)) << first << "-" << last;
+    }
+  }
+  CpuSet reversed;
+  reversed.insert_range(5, 4);
+  EXPECT_TRUE(reversed.empty());
+}
+
 TEST(CpuSet, EqualityIgnoresCapacity) {
   CpuSet a;
   a.insert(3);

@@ -46,6 +46,23 @@ Result<std::optional<std::uint32_t>> parse_numa_node(std::string_view text);
 /// A NUMA distance row ("10 21 21 10"): whitespace-separated positive integers.
 Result<std::vector<std::int64_t>> parse_distance_row(std::string_view text);
 
+/// What a PCI function's `uevent` file says: the kernel writes class, ids and bound driver there
+/// (pci_uevent() and the driver core), the same values as the `class`, `vendor`, `device`,
+/// `subsystem_*` attributes and the `driver` link, in one file.
+struct PciUevent {
+  std::uint32_t class_code = 0;
+  std::uint16_t vendor_id = 0;
+  std::uint16_t device_id = 0;
+  std::optional<std::uint16_t> subsystem_vendor_id;
+  std::optional<std::uint16_t> subsystem_device_id;
+  std::string driver;     ///< empty when no driver is bound
+  std::string slot_name;  ///< PCI_SLOT_NAME ("0000:17:00.0"); empty when absent
+};
+
+/// Parses a PCI `uevent` file ("PCI_CLASS=30200", "PCI_ID=10DE:2330", ...). PCI_CLASS and PCI_ID
+/// are required; other keys the kernel may add (MODALIAS, OF_*) are ignored.
+Result<PciUevent> parse_pci_uevent(std::string_view text);
+
 /// "key value" lines such as KFD `properties` files, in file order.
 Result<std::vector<std::pair<std::string, std::string>>> parse_key_value_lines(
     std::string_view text);

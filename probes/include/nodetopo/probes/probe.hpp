@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/diagnostics.hpp>
 #include <nodetopo/topology/error.hpp>
@@ -66,6 +67,9 @@ class ProbeContext {
 /// `absent` as the message. Other errors are returned as they are.
 Result<std::vector<std::string>> list_subsystem(const SysRoot& root, std::string_view dir,
                                                 std::string_view absent);
+/// list_subsystem(), with the directory kept open: its entries carry their types and its links
+/// can be read through the descriptor (SysDir::read_link).
+Result<SysDir> open_subsystem(const SysRoot& root, std::string_view dir, std::string_view absent);
 
 class Probe {
  public:

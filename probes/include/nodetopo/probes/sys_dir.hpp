@@ -8,6 +8,7 @@
 // SysRoot it came from, with all of its checks.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,14 @@ class SysDir {
   /// The directory's resolved, root-relative path.
   [[nodiscard]] const std::string& rel() const { return rel_; }
 
+  /// One directory entry. `name` stays valid as long as the SysDir it came from.
+  struct Entry {
+    std::string_view name;
+    EntryType type;
+  };
+  /// Every entry with its type, sorted by name, without "." and "..".
+  [[nodiscard]] std::vector<Entry> entries() const;
+
   /// The type of entry `name`, or nullopt when the directory has no such entry.
   [[nodiscard]] std::optional<EntryType> type_of(std::string_view name) const;
   [[nodiscard]] bool has(std::string_view name) const { return type_of(name).has_value(); }
@@ -48,14 +57,27 @@ class SysDir {
  private:
   friend class SysRoot;
   SysDir(SysRoot root, std::string rel, int fd);
+  // Where one entry's name lies in names_: offsets, not views, so that moving a SysDir (and its
+  // names_, whose short-string buffer moves with it) keeps them valid.
+  struct Slot {
+    std::uint32_t offset;
+    std::uint16_t size;
+    EntryType type;
+  };
   void list() const;
+  [[nodiscard]] std::string_view name_of(const Slot& slot) const {
+    return std::string_view(names_).substr(slot.offset, slot.size);
+  }
   [[nodiscard]] std::string host_path(std::string_view name) const;
 
   SysRoot root_;
   std::string rel_;
   int fd_ = -1;
   mutable bool listed_ = false;
-  mutable std::vector<std::pair<std::string, EntryType>> entries_;  // sorted by name
+  // The listing: every name back to back in one string, and slots sorted by name. A device
+  // directory has some thirty entries; a string each made listing cost more than reading.
+  mutable std::string names_;
+  mutable std::vector<Slot> slots_;
 };
 
 }  // namespace nodetopo::probes

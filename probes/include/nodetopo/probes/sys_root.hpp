@@ -6,11 +6,19 @@
 // Symlinks are resolved inside the root, the way sysfs' relative links are meant to be read; a
 // link or ".." that would leave the root, an absolute link in a non-live root, and link loops are
 // refused with an error naming the path.
+//
+// Most paths a probe reads hold no symlink at all (a file in a device directory, a device
+// directory reached through its canonical path). Those are opened with one openat2() that the
+// kernel refuses if any component is a symlink or climbs out of the root (RESOLVE_BENEATH |
+// RESOLVE_NO_SYMLINKS): success proves the path canonical without a readlink() per component.
+// Everything else, and kernels without openat2 (before 5.6, or a seccomp profile that denies it),
+// takes the user-space walk, which reports every refusal with its own message.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,10 +38,16 @@ class SysRoot {
     kCapture,  ///< a capture or mock tree: never touch real hardware
   };
 
+  /// How paths are walked.
+  enum class PathWalk {
+    kKernelChecked,  ///< openat2() first for symlink-free paths, the user-space walk otherwise
+    kUserSpace,      ///< always the user-space walk (tests run hostile roots both ways)
+  };
+
   /// Opens `dir`. Fails when it is not a directory or holds no `sys/` directory; the error names
   /// the path and says what a host root must contain.
-  static Result<SysRoot> open(const std::filesystem::path& dir,
-                              Liveness liveness = Liveness::kAuto);
+  static Result<SysRoot> open(const std::filesystem::path& dir, Liveness liveness = Liveness::kAuto,
+                              PathWalk walk = PathWalk::kKernelChecked);
 
   /// Absolute, normalised path of the root directory.
   [[nodiscard]] const std::filesystem::path& path() const { return root_; }
@@ -70,6 +84,13 @@ class SysRoot {
   /// Opens the directory `rel` (symlinks resolved inside the root) for reading its entries
   /// through one descriptor. See sys_dir.hpp.
   [[nodiscard]] Result<SysDir> open_dir(std::string_view rel) const;
+  /// True while kernel-checked opens are in use (PathWalk::kKernelChecked on a kernel that has
+  /// openat2): only then can open_canonical_dir() succeed.
+  [[nodiscard]] bool checks_paths_in_kernel() const;
+  /// Opens the directory `rel` only when `rel` is already canonical: no symlink on the way, no
+  /// "." or ".." component, inside the root. nullopt otherwise, and whenever the kernel cannot
+  /// tell (no openat2, PathWalk::kUserSpace): the caller then resolves the path it came from.
+  [[nodiscard]] std::optional<SysDir> open_canonical_dir(std::string_view rel) const;
 
   /// Counters of the system calls made, for tests and benchmarks ("no file read twice").
   struct Stats {
@@ -84,7 +105,11 @@ class SysRoot {
   friend class SysDir;
   struct Cache;
   void count(std::size_t Stats::*counter) const;
-  SysRoot(std::filesystem::path root, bool live);
+  SysRoot(std::filesystem::path root, bool live, PathWalk walk);
+  // A descriptor for `rel` opened by one kernel-checked openat2(), or -1 when the path is not
+  // canonical, does not exist, or the kernel cannot check it: the caller then takes the
+  // user-space walk, which words the error.
+  [[nodiscard]] int open_checked(std::string_view rel, int flags) const;
 
   [[nodiscard]] Result<std::string> resolve_impl(std::string_view rel, bool follow_last) const;
   // What readlink() said about a root-relative path whose parents are resolved.
