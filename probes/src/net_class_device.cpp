@@ -98,6 +98,7 @@ std::optional<ClassDevice> locate_class_device(ProbeContext& ctx, const Topology
   const std::string device_rel = out.dir + "/device";
   if (auto device = root.resolve(device_rel)) {
     address = nearest_pci_function(device.value());
+    out.device_dir = std::move(device.value());
   } else {
     if (device.error().code != ErrorCode::kNotFound) {
       ctx.warn("device link unusable (" + device.error().message +

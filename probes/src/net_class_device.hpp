@@ -18,6 +18,9 @@ struct ClassDevice {
   /// Resolved, root-relative directory of the entry. Empty when the entry is a link to a software
   /// device (devices/virtual/...) that the capture left out: the device is known by name only.
   std::string dir;
+  /// Resolved directory of its `device` link (the parent device: a PCI function for NICs);
+  /// empty when it has none.
+  std::string device_dir;
   /// The PCI function node the device belongs to; kNoNode when it has none in this topology.
   NodeIndex pci_function = kNoNode;
 };

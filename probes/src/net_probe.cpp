@@ -29,7 +29,8 @@ std::optional<std::uint64_t> parse_speed(ProbeContext& ctx, const std::string& r
   return static_cast<std::uint64_t>(*value);
 }
 
-void read_attributes(ProbeContext& ctx, const std::string& dir, NetDeviceInfo& info) {
+void read_attributes(ProbeContext& ctx, const ClassDevice& located, NetDeviceInfo& info) {
+  const std::string& dir = located.dir;
   const auto at = [&dir](std::string_view attr) { return dir + "/" + std::string(attr); };
   if (auto mac = read_optional_attr(ctx, at("address"))) info.mac = std::move(*mac);
   if (auto mtu = read_optional_attr(ctx, at("mtu"))) {
@@ -55,8 +56,10 @@ void read_attributes(ProbeContext& ctx, const std::string& dir, NetDeviceInfo& i
                ctx.root().host_path(at("type")));
     }
   }
-  // Software interfaces have no device, hence no driver: absence is silent.
-  if (auto driver = ctx.root().read_link(at("device/driver"))) {
+  // Software interfaces have no device, hence no driver: absence is silent. Read beside the
+  // resolved device, whose directory is canonical: one readlink, not one per component.
+  if (located.device_dir.empty()) return;
+  if (auto driver = ctx.root().read_link(located.device_dir + "/driver")) {
     const std::string& target = driver.value();
     info.driver = target.substr(target.rfind('/') + 1);
   }
@@ -120,7 +123,7 @@ Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
     if (!located) continue;
     NetDeviceInfo info;
     info.name = name;
-    if (!located->dir.empty()) read_attributes(ctx, located->dir, info);
+    if (!located->dir.empty()) read_attributes(ctx, *located, info);
     info.is_virtual = located->pci_function == kNoNode;
     const NodeIndex parent = info.is_virtual ? builder.root() : located->pci_function;
     auto added = builder.add(NodeKind::kNetDevice, "net/" + name, parent, std::move(info));

@@ -61,7 +61,11 @@ struct Candidate {
 
 Candidate describe_interface(ProbeContext& ctx, const std::string& name) {
   const SysRoot& root = ctx.root();
-  const std::string dir = "sys/class/net/" + name;
+  // Through the interface's own directory (the net probe resolved its class link already): its
+  // attributes then open in one kernel-checked call each.
+  const std::string link = "sys/class/net/" + name;
+  const auto resolved = root.resolve(link);
+  const std::string dir = resolved ? resolved.value() : link;
   Candidate c;
   c.name = name;
   if (auto dev_port = root.read_attr(dir + "/dev_port")) {

@@ -87,6 +87,10 @@ void SysDir::list() const {
   while (true) {
     const long n = ::syscall(SYS_getdents64, fd_, buf.data(), buf.size());
     if (n <= 0) break;
+    // Names take fewer bytes than their records, and a record takes at least 24 bytes: one
+    // allocation each for names and slots, not one per doubling.
+    names_.reserve(names_.size() + static_cast<std::size_t>(n));
+    slots_.reserve(slots_.size() + static_cast<std::size_t>(n) / 24 + 1);
     for (long off = 0; off < n;) {
       const auto* ent = reinterpret_cast<const linux_dirent64*>(buf.data() + off);
       // The name is NUL-terminated inside the record, past the fixed fields.
@@ -102,8 +106,6 @@ void SysDir::list() const {
     // A buffer this size holds any sysfs device directory: a short batch was the last one.
     if (static_cast<std::size_t>(n) < buf.size() / 2) break;
   }
-  std::sort(slots_.begin(), slots_.end(),
-            [this](const Slot& a, const Slot& b) { return name_of(a) < name_of(b); });
 }
 
 std::vector<SysDir::Entry> SysDir::entries() const {
@@ -112,16 +114,18 @@ std::vector<SysDir::Entry> SysDir::entries() const {
   out.reserve(slots_.size());
   for (const Slot& slot : slots_)
     out.push_back({name_of(slot), slot.type});
+  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   return out;
 }
 
 std::optional<SysDir::EntryType> SysDir::type_of(std::string_view name) const {
   list();
-  auto it =
-      std::lower_bound(slots_.begin(), slots_.end(), name,
-                       [this](const Slot& slot, std::string_view n) { return name_of(slot) < n; });
-  if (it == slots_.end() || name_of(*it) != name) return std::nullopt;
-  return it->type;
+  // A linear scan, unsorted: a device directory has some thirty entries and a probe asks for a
+  // handful of them; comparing sizes first rejects nearly all without touching the names.
+  for (const Slot& slot : slots_) {
+    if (slot.size == name.size() && name_of(slot) == name) return slot.type;
+  }
+  return std::nullopt;
 }
 
 Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_bytes) const {

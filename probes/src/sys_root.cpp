@@ -66,6 +66,8 @@ struct SysRoot::Cache {
   // Whole paths already resolved (a device link, and the canonical path it led to, which probes
   // then open): one lookup instead of one per component.
   std::unordered_map<std::string, std::string> resolved;
+  // Directories a kernel-checked open proved free of symlinks (true) or not (false).
+  std::unordered_map<std::string, bool> canonical_dirs;
   Stats stats;
   // The root directory, for openat2(); -1 when kernel-checked opens are off.
   int root_fd = -1;
@@ -120,7 +122,8 @@ Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness livenes
   return SysRoot(std::filesystem::path(abs), live, walk);
 }
 
-int SysRoot::open_checked(std::string_view rel, int flags) const {
+int SysRoot::open_checked(std::string_view rel, int flags, int* error) const {
+  if (error != nullptr) *error = 0;
   if (!cache_->kernel_checks.load(std::memory_order_relaxed) || !is_plain_relative(rel)) return -1;
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
@@ -129,6 +132,7 @@ int SysRoot::open_checked(std::string_view rel, int flags) const {
   count(&Stats::opens);
   const long fd = ::syscall(SYS_openat2, cache_->root_fd, path.c_str(), &how, sizeof(how));
   if (fd >= 0) return static_cast<int>(fd);
+  if (error != nullptr) *error = errno;
   if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
     cache_->kernel_checks.store(false, std::memory_order_relaxed);
   }
@@ -183,11 +187,39 @@ SysRoot::PathEntry SysRoot::lookup(const std::string& rel) const {
   return entry;
 }
 
+bool SysRoot::is_canonical_dir(const std::string& rel) const {
+  {
+    std::lock_guard lock(cache_->mutex);
+    if (auto it = cache_->canonical_dirs.find(rel); it != cache_->canonical_dirs.end()) {
+      return it->second;
+    }
+  }
+  const int fd = open_checked(rel, O_PATH | O_DIRECTORY);
+  if (fd >= 0) ::close(fd);
+  // Remembered only while the kernel can check: a refusal for want of openat2 says nothing.
+  if (fd >= 0 || checks_paths_in_kernel()) {
+    std::lock_guard lock(cache_->mutex);
+    cache_->canonical_dirs.emplace(rel, fd >= 0);
+  }
+  return fd >= 0;
+}
+
 Result<std::string> SysRoot::resolve_impl(std::string_view rel, bool follow_last) const {
-  std::deque<std::string> todo = split_path(rel);
+  std::deque<std::string> todo;
   // The resolved prefix, kept as one string: each step appends a component or cuts the last one,
   // so resolving a path of depth d costs O(d) string work, not O(d^2).
   std::string done;
+  // A parent directory the kernel proves free of symlinks is resolved as it stands: only the
+  // last component is then looked up ("sys/devices/.../net/ib0" + "device"), not every one.
+  const std::size_t last_slash = rel.rfind('/');
+  if (last_slash != std::string_view::npos && last_slash + 1 < rel.size() &&
+      checks_paths_in_kernel() && is_plain_relative(rel.substr(0, last_slash)) &&
+      is_canonical_dir(std::string(rel.substr(0, last_slash)))) {
+    done = std::string(rel.substr(0, last_slash));
+    todo = split_path(rel.substr(last_slash + 1));
+  } else {
+    todo = split_path(rel);
+  }
   auto pop_component = [&done] {
     const std::size_t slash = done.rfind('/');
     done.erase(slash == std::string::npos ? 0 : slash);
@@ -258,9 +290,13 @@ Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_byt
   // attribute costs one open(). O_NONBLOCK: a FIFO planted in a capture must not hang the probe
   // (sysfs and regular files ignore the flag). Only when that last component is itself a link
   // (ELOOP) is it resolved and opened again.
-  if (const int fd = open_checked(rel, O_RDONLY | O_NONBLOCK); fd >= 0) {
+  int err = 0;
+  if (const int fd = open_checked(rel, O_RDONLY | O_NONBLOCK, &err); fd >= 0) {
     return detail::read_and_close(fd, max_bytes, [&] { return host_path(rel); });
   }
+  // The kernel walked every component up to the missing one without meeting a symlink: the
+  // user-space walk would find it missing too.
+  if (err == ENOENT) return errno_error(err, "cannot open", host_path(rel));
   auto parent = resolve_impl(rel, /*follow_last=*/false);
   if (!parent) return parent.error();
   std::string full = root_prefix_ + parent.value();
@@ -295,6 +331,12 @@ Result<std::string> SysRoot::read_attr(std::string_view rel) const {
 }
 
 Result<std::vector<std::string>> SysRoot::list_dir(std::string_view rel) const {
+  if (auto dir = open_canonical_dir(rel)) {
+    std::vector<std::string> names;
+    for (const SysDir::Entry& entry : dir->entries())
+      names.emplace_back(entry.name);
+    return names;
+  }
   auto resolved = resolve(rel);
   if (!resolved) return resolved.error();
   const std::string full = root_prefix_ + resolved.value();

@@ -74,8 +74,9 @@ class SysDir {
   std::string rel_;
   int fd_ = -1;
   mutable bool listed_ = false;
-  // The listing: every name back to back in one string, and slots sorted by name. A device
-  // directory has some thirty entries; a string each made listing cost more than reading.
+  // The listing: every name back to back in one string, and a slot per entry in directory order.
+  // A device directory has some thirty entries; a string each made listing cost more than
+  // reading them.
   mutable std::string names_;
   mutable std::vector<Slot> slots_;
 };

@@ -108,8 +108,12 @@ class SysRoot {
   SysRoot(std::filesystem::path root, bool live, PathWalk walk);
   // A descriptor for `rel` opened by one kernel-checked openat2(), or -1 when the path is not
   // canonical, does not exist, or the kernel cannot check it: the caller then takes the
-  // user-space walk, which words the error.
-  [[nodiscard]] int open_checked(std::string_view rel, int flags) const;
+  // user-space walk, which words the error. `error` (optional) gets openat2's errno, or 0 when
+  // it was not tried.
+  [[nodiscard]] int open_checked(std::string_view rel, int flags, int* error = nullptr) const;
+  // Whether directory `rel` (plain) holds no symlink on its way, by one kernel-checked open;
+  // answers are cached.
+  [[nodiscard]] bool is_canonical_dir(const std::string& rel) const;
 
   [[nodiscard]] Result<std::string> resolve_impl(std::string_view rel, bool follow_last) const;
   // What readlink() said about a root-relative path whose parents are resolved.
