@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nodetopo::mock_nvml {
@@ -13,9 +14,9 @@ namespace nodetopo::mock_nvml {
 /// A PCI address as the fixture gives it ("0000:1b:00.0"; 4 to 8 hex digits of domain).
 struct BusId {
   std::uint32_t domain = 0;
-  std::uint32_t bus = 0;
-  std::uint32_t device = 0;
-  std::uint32_t function = 0;
+  std::uint32_t bus = 0;       // 0..0xff
+  std::uint32_t device = 0;    // 0..0x1f
+  std::uint32_t function = 0;  // 0..7
   bool operator==(const BusId&) const = default;
 };
 
@@ -55,11 +56,12 @@ struct Fixture {
   std::vector<Device> devices;  // position == index
 };
 
-/// Parses and validates a fixture. Returns nullopt and sets `error` on any problem, so that the
-/// library can behave like a host without a driver.
-std::optional<Fixture> parse_fixture(const std::string& text, std::string& error);
+/// Parses (with simdjson) and validates a fixture. Returns nullopt and sets `error` on any
+/// problem, so that the library can behave like a host without a driver. `error` names the field
+/// ("devices[3].pci_bus_id: ..."), or is simdjson's message for text that is not JSON.
+std::optional<Fixture> parse_fixture(std::string_view text, std::string& error);
 
 /// Parses "dddd:bb:dd.f" (case-insensitive, 4-8 digit domain).
-std::optional<BusId> parse_bus_id(const std::string& text);
+std::optional<BusId> parse_bus_id(std::string_view text);
 
 }  // namespace nodetopo::mock_nvml

@@ -7,17 +7,19 @@
 // answer INSUFFICIENT_SIZE, link indexes a GPU lacks answer INVALID_ARGUMENT, busId strings have
 // NVML's upper-case 8-digit-domain form. Only the symbols of exports.map are visible; no C++
 // exception ever crosses the C boundary.
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <type_traits>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "fixture.hpp"
 #include "nvml_abi.hpp"
@@ -49,21 +51,40 @@ void debug(const std::string& message) {
   }
 }
 
+// The whole file in one buffer (one allocation, read() straight into it).
+std::optional<std::string> read_file(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text(64 * 1024, '\0');
+  std::size_t size = 0;
+  while (true) {
+    if (size == text.size()) text.resize(text.size() * 2);
+    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      if (n < 0) return std::nullopt;
+      break;
+    }
+    size += static_cast<std::size_t>(n);
+  }
+  text.resize(size);
+  return text;
+}
+
 std::unique_ptr<Fixture> load_fixture() {
   const char* path = std::getenv("NODETOPO_MOCK_NVML_FIXTURE");
   if (path == nullptr || *path == '\0') {
     debug("NODETOPO_MOCK_NVML_FIXTURE is not set");
     return nullptr;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::optional<std::string> text = read_file(path);
+  if (!text) {
     debug(std::string("cannot read ") + path);
     return nullptr;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   std::string error;
-  auto fixture = nodetopo::mock_nvml::parse_fixture(text.str(), error);
+  auto fixture = nodetopo::mock_nvml::parse_fixture(*text, error);
   if (!fixture) {
     debug(std::string(path) + ": " + error);
     return nullptr;
