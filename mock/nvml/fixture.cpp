@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <string>
 #include <system_error>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 #include <simdjson.h>
@@ -146,8 +146,8 @@ std::uint32_t id_word(element v) {
   return *value;
 }
 
-std::map<std::string, int> fail_map(element v) {
-  std::map<std::string, int> out;
+FailMap fail_map(element v) {
+  FailMap out;
   for (const simdjson::dom::key_value_pair member : object_of(v))
     out.emplace(member.key, within(member.key, [&] { return int_of(member.value); }));
   return out;
@@ -212,7 +212,7 @@ Device device(element v) {
       invalid("link " + std::to_string(number) + " listed twice");
     }
   });
-  d.fail = optional_field(o, "fail", fail_map).value_or(std::map<std::string, int>{});
+  d.fail = optional_field(o, "fail", fail_map).value_or(FailMap{});
   return d;
 }
 
@@ -221,7 +221,7 @@ Fixture fixture(element root) {
   Fixture f;
   f.driver_version = optional_field(o, "driver_version", string_of);
   f.cuda_driver_version = optional_field(o, "cuda_driver_version", int_of);
-  f.fail = optional_field(o, "fail", fail_map).value_or(std::map<std::string, int>{});
+  f.fail = optional_field(o, "fail", fail_map).value_or(FailMap{});
   for_each_element(o, "devices", [&](element e) { f.devices.push_back(device(e)); });
 
   // Indices must be exactly 0..N-1, each once; the handle of index i is devices[i].
@@ -234,6 +234,29 @@ Fixture fixture(element root) {
                                   (twice ? " twice" : " missing")};
   }
   return f;
+}
+
+// Gives every active link the PCI ids of the fixture device at its far end, so that
+// nvmlDeviceGetNvLinkRemotePciInfo_v2 needs no search. Later indices win, as NVML's busId is
+// expected to be unique anyway.
+void resolve_remote_ids(Fixture& f) {
+  auto key = [](const BusId& id) {
+    return (std::uint64_t{id.domain} << 16) | (std::uint64_t{id.bus} << 8) |
+           (std::uint64_t{id.device} << 3) | id.function;
+  };
+  std::unordered_map<std::uint64_t, const Device*> by_bus_id;
+  by_bus_id.reserve(f.devices.size());
+  for (const Device& d : f.devices)
+    by_bus_id.insert_or_assign(key(d.bus_id), &d);
+  for (Device& d : f.devices) {
+    for (auto& [number, link] : d.nvlinks) {
+      if (!link.remote) continue;
+      if (auto it = by_bus_id.find(key(*link.remote)); it != by_bus_id.end()) {
+        link.remote_pci_device_id = it->second->pci_device_id;
+        link.remote_pci_subsystem_id = it->second->pci_subsystem_id;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -264,7 +287,9 @@ std::optional<Fixture> parse_fixture(std::string_view text, std::string& error) 
     return std::nullopt;
   }
   try {
-    return fixture(root);
+    Fixture f = fixture(root);
+    resolve_remote_ids(f);
+    return f;
   } catch (const Invalid& e) {
     error = e.path.empty() ? e.what : e.path.substr(1) + ": " + e.what;
     return std::nullopt;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,7 +32,15 @@ struct NvLink {
   bool active = false;
   std::optional<BusId> remote;     // active links only
   std::optional<int> remote_type;  // nvmlIntNvLinkDeviceType_t value
+  // The PCI ids NVML reports for the remote end: those of the fixture device at that address
+  // (the last one by index), 0 when none is (NVSwitches are not NVML devices). Resolved once
+  // when the fixture is loaded.
+  std::uint32_t remote_pci_device_id = 0;
+  std::uint32_t remote_pci_subsystem_id = 0;
 };
+
+/// NVML function name -> nvmlReturn_t; looked up with the C string of the call, no copy.
+using FailMap = std::map<std::string, int, std::less<>>;
 
 struct Device {
   std::uint32_t index = 0;
@@ -46,13 +55,13 @@ struct Device {
   std::optional<std::uint32_t> numa_node;
   std::optional<Fabric> fabric;
   std::map<std::uint32_t, NvLink> nvlinks;  // by link index
-  std::map<std::string, int> fail;          // NVML function name -> nvmlReturn_t
+  FailMap fail;
 };
 
 struct Fixture {
   std::optional<std::string> driver_version;
   std::optional<int> cuda_driver_version;
-  std::map<std::string, int> fail;
+  FailMap fail;
   std::vector<Device> devices;  // position == index
 };
 

@@ -18,6 +18,7 @@
 #include <nodetopo/probes/pci_probe.hpp>
 
 #include "nvml_fake_host.hpp"
+#include "nvml_library.hpp"
 
 namespace nodetopo::test {
 namespace {
@@ -719,6 +720,72 @@ TEST(MockNvml, FixtureParserTakesAnyValidJsonForm) {
   EXPECT_EQ(node(d.topology, "accelerator/0000:43:00.0").as<AcceleratorInfo>().memory_bytes, 2048u);
   EXPECT_EQ(nvlinks(d.topology), (std::map<std::string, std::int64_t>{
                                      {"accelerator/0000:1b:00.0 -> accelerator/0000:43:00.0", 1}}));
+}
+
+// ---- The mock's answers ------------------------------------------------------------------------
+
+TEST(MockNvml, AnswersPerHandleAndLinkAsNvmlDoes) {
+  using namespace nvml_abi;
+  FakeHost host;
+  nlohmann::json g0 = fixture_gpu(0, "0000:1b:00.0");
+  g0["nvlinks"] = {active_link(0, "0001:c3:00.0", "gpu"),
+                   active_link(1, "0000:05:00.0", "switch"),
+                   {{"link", 2}, {"active", false}}};
+  nlohmann::json g1 = fixture_gpu(1, "0001:c3:00.0");
+  g1["pci_device_id"] = "0x20b510de";
+  g1["pci_subsystem_id"] = 0x154010de;
+  host.set_fixture({{"devices", {g0, g1}}});
+
+  auto library = probes::NvmlLibrary::open(mock_nvml_library().string());
+  ASSERT_TRUE(library) << library.error().describe();
+  const probes::NvmlLibrary::Api& api = library->api();
+  const probes::NvmlSession session(library.value());
+  ASSERT_TRUE(session.ok());
+
+  nvmlDevice_t d0 = nullptr;
+  ASSERT_EQ(api.nvmlDeviceGetHandleByIndex_v2(0, &d0), NVML_SUCCESS);
+  nvmlPciInfo_t pci{};
+  ASSERT_EQ(api.nvmlDeviceGetPciInfo_v3(d0, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000000:1B:00.0");
+  EXPECT_STREQ(pci.busIdLegacy, "0000:1B:00.0");
+  EXPECT_EQ(pci.pciDeviceId, 0x233010deU);
+
+  // A remote GPU: its address in NVML's form, and its PCI ids.
+  ASSERT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 0, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000001:C3:00.0");
+  EXPECT_STREQ(pci.busIdLegacy, "0001:C3:00.0");
+  EXPECT_EQ(pci.domain, 1U);
+  EXPECT_EQ(pci.bus, 0xc3U);
+  EXPECT_EQ(pci.device, 0U);
+  EXPECT_EQ(pci.pciDeviceId, 0x20b510deU);
+  EXPECT_EQ(pci.pciSubSystemId, 0x154010deU);
+  // An NVSwitch is no NVML device: no ids.
+  ASSERT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 1, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000000:05:00.0");
+  EXPECT_EQ(pci.pciDeviceId, 0U);
+  EXPECT_EQ(pci.pciSubSystemId, 0U);
+  // An inactive link has no far end; a link the GPU lacks is an invalid argument.
+  EXPECT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 2, &pci), NVML_ERROR_NOT_FOUND);
+  EXPECT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 3, &pci), NVML_ERROR_INVALID_ARGUMENT);
+  nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+  ASSERT_EQ(api.nvmlDeviceGetNvLinkRemoteDeviceType(d0, 1, &type), NVML_SUCCESS);
+  EXPECT_EQ(type, NVML_NVLINK_DEVICE_TYPE_SWITCH);
+
+  // Handles are checked: anything but a handle the library gave out is refused.
+  nvmlDevice_t d1 = nullptr;
+  ASSERT_EQ(api.nvmlDeviceGetHandleByIndex_v2(1, &d1), NVML_SUCCESS);
+  EXPECT_NE(d1, d0);
+  EXPECT_EQ(api.nvmlDeviceGetPciInfo_v3(d1, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000001:C3:00.0");
+  for (nvmlDevice_t bad :
+       {static_cast<nvmlDevice_t>(nullptr),
+        reinterpret_cast<nvmlDevice_t>(reinterpret_cast<char*>(d0) + 1),
+        reinterpret_cast<nvmlDevice_t>(reinterpret_cast<char*>(d1) +
+                                       (reinterpret_cast<char*>(d1) - reinterpret_cast<char*>(d0))),
+        reinterpret_cast<nvmlDevice_t>(&pci)}) {
+    EXPECT_EQ(api.nvmlDeviceGetPciInfo_v3(bad, &pci), NVML_ERROR_INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(api.nvmlDeviceGetHandleByIndex_v2(2, &d1), NVML_ERROR_INVALID_ARGUMENT);
 }
 
 // ---- The mock's ABI
