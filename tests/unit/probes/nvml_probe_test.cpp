@@ -462,6 +462,38 @@ TEST(NvmlProbe, RemoteAddressWithoutPciFunctionWarnsAndKeepsTheOtherLinks) {
   EXPECT_EQ(d.topology.find("nvswitch/0000:e0:00.0"), std::nullopt);
 }
 
+TEST(NvmlProbe, AFarEndIsLookedUpOnceButEveryLinkToItCounts) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  // GPUs 0 and 1 both lose links 13-17 to a switch absent from the PCI tree: the lookup is made
+  // once, the warning is each GPU's own. GPU 2 says its link 0 leads to a *GPU* at the first
+  // switch's address: refused, while its links 1-4 (type switch) to that address still count.
+  for (int gpu : {0, 1}) {
+    for (unsigned int link = 13; link < 18; ++link)
+      f["devices"][gpu]["nvlinks"][link]["remote_pci_bus_id"] = "0000:e0:00.0";
+  }
+  f["devices"][2]["nvlinks"][0]["remote_type"] = "gpu";
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  EXPECT_THAT(report_of(d, "nvml").warnings,
+              ElementsAre(AllOf(HasSubstr("NVML device 0000:1b:00.0"),
+                                HasSubstr("remote NVSwitch 0000:e0:00.0 has no PCI function"),
+                                HasSubstr("NVLinks 13-17")),
+                          AllOf(HasSubstr("NVML device 0000:43:00.0"),
+                                HasSubstr("remote NVSwitch 0000:e0:00.0 has no PCI function"),
+                                HasSubstr("NVLinks 13-17")),
+                          AllOf(HasSubstr("NVML device 0000:52:00.0"),
+                                HasSubstr("remote GPU 0000:05:00.0 is not an NVML device here"),
+                                HasSubstr("(NVLink 0)"))));
+  const auto links = nvlinks(d.topology);
+  EXPECT_EQ(links.at("accelerator/0000:52:00.0 -> nvswitch/0000:05:00.0"), 4);
+  EXPECT_EQ(links.at("accelerator/0000:61:00.0 -> nvswitch/0000:05:00.0"), 5);
+  EXPECT_FALSE(links.contains("accelerator/0000:1b:00.0 -> nvswitch/0000:08:00.0"));
+  EXPECT_FALSE(links.contains("accelerator/0000:43:00.0 -> nvswitch/0000:08:00.0"));
+  EXPECT_EQ(links.at("accelerator/0000:52:00.0 -> nvswitch/0000:08:00.0"), 5);
+  EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kNvSwitch).size(), 4u);
+}
+
 TEST(NvmlProbe, SwitchAddressOfANonNvidiaFunctionIsRefused) {
   FakeHost host;
   nlohmann::json f = hgx_h100(host);
