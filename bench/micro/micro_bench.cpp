@@ -1,7 +1,9 @@
 // Micro-benchmarks of nodetopo's hot paths (Google Benchmark). Discovery runs in process over mock
 // hosts built once per size, so these numbers exclude process start-up, which the comparison
 // driver (bench/compare.cpp) includes.
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,7 +15,9 @@
 #include <nodetopo/exporters/resource_slices.hpp>
 #include <nodetopo/mock/builder.hpp>
 #include <nodetopo/probes/discovery.hpp>
+#include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/probes/pci_probe.hpp>
 #include <nodetopo/topology/relations.hpp>
 
 namespace {
@@ -35,11 +39,29 @@ const mock::TempHost& host(const std::string& spec) {
   return *h;
 }
 
+// The mock NVML library: where `topo` finds it ($NODETOPO_MOCK_NVML_LIBRARY, next to topo,
+// installed), else in the build tree this benchmark belongs to (<build>/bench/.. ), so that the
+// discovery benchmarks include NVML as `topo` does.
+const std::string& mock_nvml_library() {
+  static const std::string path = [] {
+    std::string found = mock::nvml_library_path();
+    if (!found.empty()) return found;
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::filesystem::path candidate =
+        exe.parent_path().parent_path() / "mock/nvml/libnvidia-ml.so.1";
+    if (!ec && std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+    std::fprintf(stderr, "mock NVML library not found (set NODETOPO_MOCK_NVML_LIBRARY)\n");
+    return std::string();
+  }();
+  return path;
+}
+
 probes::Discovery discover(const std::string& spec) {
   const mock::TempHost& h = host(spec);
   probes::ProbeOptions options;
   if (const std::string fixture = h.nvml_fixture(); !fixture.empty()) {
-    options.nvml_library = mock::nvml_library_path();
+    options.nvml_library = mock_nvml_library();
     ::setenv(std::string(mock::kNvmlFixtureEnv).c_str(), fixture.c_str(), 1);
   }
   auto root = probes::SysRoot::open(h.root(), probes::SysRoot::Liveness::kCapture);
@@ -97,6 +119,41 @@ void BM_Discover(benchmark::State& state) {
   state.SetLabel(spec);
 }
 BENCHMARK(BM_Discover)->Arg(0)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond);
+
+// The NVML probe alone over the host's PCI tree (built once, copied untimed per iteration): the
+// mock library's fixture parse in nvmlInit_v2, every NVML call and the probe's own work (18
+// NVLinks per GPU). Items = GPUs.
+void BM_NvmlProbe(benchmark::State& state) {
+  const std::string spec = state.range(0) == 0 ? "dgx-h100" : synthetic(state.range(0));
+  const mock::TempHost& h = host(spec);
+  probes::ProbeOptions options;
+  options.nvml_library = mock_nvml_library();
+  ::setenv(std::string(mock::kNvmlFixtureEnv).c_str(), h.nvml_fixture().c_str(), 1);
+  auto root = probes::SysRoot::open(h.root(), probes::SysRoot::Liveness::kCapture);
+  TopologyBuilder pci_tree;
+  probes::ProbeContext pci_ctx(root.value(), options, "pci");
+  if (!probes::PciProbe().discover(pci_ctx, pci_tree)) {
+    state.SkipWithError("PCI probe failed");
+    return;
+  }
+  std::size_t gpus = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    TopologyBuilder builder = pci_tree;
+    state.ResumeTiming();
+    probes::ProbeContext ctx(root.value(), options, "nvml");
+    if (auto done = probes::NvmlProbe().discover(ctx, builder); !done) {
+      static std::string error;
+      error = "NVML probe failed: " + done.error().describe();
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    gpus = builder.nodes_of_kind(NodeKind::kAccelerator).size();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(gpus));
+  state.SetLabel(spec);
+}
+BENCHMARK(BM_NvmlProbe)->Arg(0)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 // The full GPU+NIC relation matrix: N^2 pairs, each O(depth).
 void BM_RelationMatrix(benchmark::State& state) {

@@ -3,9 +3,11 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nodetopo::mock_nvml {
@@ -13,9 +15,9 @@ namespace nodetopo::mock_nvml {
 /// A PCI address as the fixture gives it ("0000:1b:00.0"; 4 to 8 hex digits of domain).
 struct BusId {
   std::uint32_t domain = 0;
-  std::uint32_t bus = 0;
-  std::uint32_t device = 0;
-  std::uint32_t function = 0;
+  std::uint32_t bus = 0;       // 0..0xff
+  std::uint32_t device = 0;    // 0..0x1f
+  std::uint32_t function = 0;  // 0..7
   bool operator==(const BusId&) const = default;
 };
 
@@ -30,7 +32,15 @@ struct NvLink {
   bool active = false;
   std::optional<BusId> remote;     // active links only
   std::optional<int> remote_type;  // nvmlIntNvLinkDeviceType_t value
+  // The PCI ids NVML reports for the remote end: those of the fixture device at that address
+  // (the last one by index), 0 when none is (NVSwitches are not NVML devices). Resolved once
+  // when the fixture is loaded.
+  std::uint32_t remote_pci_device_id = 0;
+  std::uint32_t remote_pci_subsystem_id = 0;
 };
+
+/// NVML function name -> nvmlReturn_t; looked up with the C string of the call, no copy.
+using FailMap = std::map<std::string, int, std::less<>>;
 
 struct Device {
   std::uint32_t index = 0;
@@ -45,21 +55,22 @@ struct Device {
   std::optional<std::uint32_t> numa_node;
   std::optional<Fabric> fabric;
   std::map<std::uint32_t, NvLink> nvlinks;  // by link index
-  std::map<std::string, int> fail;          // NVML function name -> nvmlReturn_t
+  FailMap fail;
 };
 
 struct Fixture {
   std::optional<std::string> driver_version;
   std::optional<int> cuda_driver_version;
-  std::map<std::string, int> fail;
+  FailMap fail;
   std::vector<Device> devices;  // position == index
 };
 
-/// Parses and validates a fixture. Returns nullopt and sets `error` on any problem, so that the
-/// library can behave like a host without a driver.
-std::optional<Fixture> parse_fixture(const std::string& text, std::string& error);
+/// Parses (with simdjson) and validates a fixture. Returns nullopt and sets `error` on any
+/// problem, so that the library can behave like a host without a driver. `error` names the field
+/// ("devices[3].pci_bus_id: ..."), or is simdjson's message for text that is not JSON.
+std::optional<Fixture> parse_fixture(std::string_view text, std::string& error);
 
 /// Parses "dddd:bb:dd.f" (case-insensitive, 4-8 digit domain).
-std::optional<BusId> parse_bus_id(const std::string& text);
+std::optional<BusId> parse_bus_id(std::string_view text);
 
 }  // namespace nodetopo::mock_nvml

@@ -7,17 +7,24 @@
 // answer INSUFFICIENT_SIZE, link indexes a GPU lacks answer INVALID_ARGUMENT, busId strings have
 // NVML's upper-case 8-digit-domain form. Only the symbols of exports.map are visible; no C++
 // exception ever crosses the C boundary.
+//
+// Every call is O(1) in the size of the fixture (handles are checked by address, remote PCI ids
+// resolved when the fixture is loaded), so that a probe of a 64-GPU mock spends its time in the
+// probe, not here.
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <type_traits>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "fixture.hpp"
 #include "nvml_abi.hpp"
@@ -49,21 +56,40 @@ void debug(const std::string& message) {
   }
 }
 
+// The whole file in one buffer (one allocation, read() straight into it).
+std::optional<std::string> read_file(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text(64 * 1024, '\0');
+  std::size_t size = 0;
+  while (true) {
+    if (size == text.size()) text.resize(text.size() * 2);
+    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      if (n < 0) return std::nullopt;
+      break;
+    }
+    size += static_cast<std::size_t>(n);
+  }
+  text.resize(size);
+  return text;
+}
+
 std::unique_ptr<Fixture> load_fixture() {
   const char* path = std::getenv("NODETOPO_MOCK_NVML_FIXTURE");
   if (path == nullptr || *path == '\0') {
     debug("NODETOPO_MOCK_NVML_FIXTURE is not set");
     return nullptr;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::optional<std::string> text = read_file(path);
+  if (!text) {
     debug(std::string("cannot read ") + path);
     return nullptr;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   std::string error;
-  auto fixture = nodetopo::mock_nvml::parse_fixture(text.str(), error);
+  auto fixture = nodetopo::mock_nvml::parse_fixture(*text, error);
   if (!fixture) {
     debug(std::string(path) + ": " + error);
     return nullptr;
@@ -71,9 +97,23 @@ std::unique_ptr<Fixture> load_fixture() {
   return std::make_unique<Fixture>(std::move(*fixture));
 }
 
-std::optional<nvmlReturn_t> injected(const std::map<std::string, int>& fail, const char* fn) {
-  if (auto it = fail.find(fn); it != fail.end()) return static_cast<nvmlReturn_t>(it->second);
+std::optional<nvmlReturn_t> injected(const nodetopo::mock_nvml::FailMap& fail, const char* fn) {
+  if (fail.empty()) return std::nullopt;
+  if (auto it = fail.find(std::string_view(fn)); it != fail.end()) {
+    return static_cast<nvmlReturn_t>(it->second);
+  }
   return std::nullopt;
+}
+
+// The device a handle points to, or nullptr when it is not one of this fixture's: a handle is
+// the address of its Device in the fixture's vector.
+const Device* device_of(const Fixture& f, nvmlDevice_t handle) {
+  const auto address = reinterpret_cast<std::uintptr_t>(handle);
+  const auto base = reinterpret_cast<std::uintptr_t>(f.devices.data());
+  if (address < base) return nullptr;
+  const std::uintptr_t offset = address - base;
+  if (offset % sizeof(Device) != 0 || offset / sizeof(Device) >= f.devices.size()) return nullptr;
+  return &f.devices[offset / sizeof(Device)];
 }
 
 // Runs `body` under the lock for an initialised library, after the top-level fault injection.
@@ -94,10 +134,7 @@ nvmlReturn_t with_fixture(const char* fn, Body&& body) noexcept {
 template <class Body>
 nvmlReturn_t with_device(const char* fn, nvmlDevice_t handle, Body&& body) noexcept {
   return with_fixture(fn, [&](Fixture& f) -> nvmlReturn_t {
-    const Device* device = nullptr;
-    for (const Device& d : f.devices) {
-      if (reinterpret_cast<nvmlDevice_t>(const_cast<Device*>(&d)) == handle) device = &d;
-    }
+    const Device* device = device_of(f, handle);
     if (device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     if (auto code = injected(device->fail, fn)) return *code;
     return body(f, *device);
@@ -112,6 +149,21 @@ nvmlReturn_t copy_string(const std::optional<std::string>& value, char* out, uns
   return NVML_SUCCESS;
 }
 
+// `digits` upper-case hex digits of `value` (its low bits), then `separator` unless it is '\0'.
+char* put_hex(char* out, std::uint32_t value, int digits, char separator) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (int i = digits - 1; i >= 0; --i) {
+    out[i] = kHex[value & 0xfU];
+    value >>= 4;
+  }
+  out += digits;
+  if (separator != '\0') *out++ = separator;
+  return out;
+}
+
+// "DDDDDDDD:BB:DD.F" ("%08X:%02X:%02X.%X") in busId and "DDDD:BB:DD.F" in busIdLegacy, as NVML
+// writes them. The fixture parser bounds bus (2 digits), device (0x1f) and function (7), so the
+// fixed widths hold every value.
 void fill_pci(const BusId& id, std::uint32_t device_id, std::uint32_t subsystem_id,
               nvmlPciInfo_t* out) {
   *out = nvmlPciInfo_t{};
@@ -120,10 +172,14 @@ void fill_pci(const BusId& id, std::uint32_t device_id, std::uint32_t subsystem_
   out->device = id.device;
   out->pciDeviceId = device_id;
   out->pciSubSystemId = subsystem_id;
-  std::snprintf(out->busId, sizeof out->busId, "%08X:%02X:%02X.%X", id.domain, id.bus, id.device,
-                id.function);
-  std::snprintf(out->busIdLegacy, sizeof out->busIdLegacy, "%04X:%02X:%02X.%X", id.domain & 0xffffU,
-                id.bus, id.device, id.function);
+  auto format = [&](char* text, int domain_digits) {
+    char* p = put_hex(text, id.domain, domain_digits, ':');
+    p = put_hex(p, id.bus, 2, ':');
+    p = put_hex(p, id.device, 2, '.');
+    put_hex(p, id.function, 1, '\0');  // the terminator is there: *out was zeroed
+  };
+  format(out->busId, 8);
+  format(out->busIdLegacy, 4);  // the low 16 bits of the domain
 }
 
 // The fixture's link entry, or nullptr for a link index this GPU does not have.
@@ -370,23 +426,14 @@ NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, 
 NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device,
                                                                       unsigned int link,
                                                                       nvmlPciInfo_t* pci) noexcept {
-  return with_device("nvmlDeviceGetNvLinkRemotePciInfo_v2", device,
-                     [&](Fixture& f, const Device& d) {
-                       const auto* l = find_link(d, link);
-                       if (l == nullptr || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-                       // The fixture only describes the far end of active links.
-                       if (!l->active || !l->remote) return NVML_ERROR_NOT_FOUND;
-                       std::uint32_t device_id = 0;
-                       std::uint32_t subsystem_id = 0;
-                       for (const Device& other : f.devices) {
-                         if (other.bus_id == *l->remote) {
-                           device_id = other.pci_device_id;
-                           subsystem_id = other.pci_subsystem_id;
-                         }
-                       }
-                       fill_pci(*l->remote, device_id, subsystem_id, pci);
-                       return NVML_SUCCESS;
-                     });
+  return with_device("nvmlDeviceGetNvLinkRemotePciInfo_v2", device, [&](Fixture&, const Device& d) {
+    const auto* l = find_link(d, link);
+    if (l == nullptr || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    // The fixture only describes the far end of active links.
+    if (!l->active || !l->remote) return NVML_ERROR_NOT_FOUND;
+    fill_pci(*l->remote, l->remote_pci_device_id, l->remote_pci_subsystem_id, pci);
+    return NVML_SUCCESS;
+  });
 }
 
 NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -33,6 +34,12 @@ bool quiet_failure(nvmlReturn_t rc) {
 }
 
 enum class RemoteKind { kGpu, kSwitch, kIbmNpu, kUnknown };
+
+// The node at the far end of NVLinks to one PCI address, or why there is none.
+struct RemoteEnd {
+  NodeIndex node = kNoNode;
+  std::string issue;  // set when node is kNoNode: the grouped warning's message
+};
 
 // One NVML device matched to its PCI function.
 struct Gpu {
@@ -411,7 +418,7 @@ class NvmlDiscovery {
       issues.add("nvmlDeviceGetNvLinkRemotePciInfo_v2 failed: " + lib_.describe(rc), link);
       return kNoNode;
     }
-    auto remote = nvml_pci_address(pci);
+    auto remote = remote_address(pci);
     if (!remote) {
       issues.add("remote end: " + remote.error().message, link);
       return kNoNode;
@@ -432,13 +439,9 @@ class NvmlDiscovery {
     }
     if (kind == RemoteKind::kUnknown) kind = infer_kind(addr);
 
-    NodeIndex target = kNoNode;
     switch (kind) {
       case RemoteKind::kGpu:
-        target = remote_gpu(addr, link, issues);
-        break;
       case RemoteKind::kSwitch:
-        target = remote_switch(addr, link, issues);
         break;
       case RemoteKind::kIbmNpu:
         // POWER9 CPU links: the model has no CPU-side NVLink end, so they are left out.
@@ -451,11 +454,37 @@ class NvmlDiscovery {
                    link);
         return kNoNode;
     }
-    if (target == gpu.node) {
+    const RemoteEnd& end = far_end(addr, kind);
+    if (end.node == kNoNode) {
+      issues.add(end.issue, link);
+      return kNoNode;
+    }
+    if (end.node == gpu.node) {
       issues.add("NVML reports the GPU itself as the remote end; link skipped", link);
       return kNoNode;
     }
-    return target;
+    return end.node;
+  }
+
+  // The address in NVML's remote PCI info. Consecutive links of a GPU mostly lead to the same
+  // end (links 0-4 to one NVSwitch, 5-8 to the next, ...): the last conversion is kept.
+  Result<PciAddress> remote_address(const nvmlPciInfo_t& pci) {
+    if (last_remote_ && std::memcmp(&last_remote_->first, &pci, sizeof pci) == 0) {
+      return last_remote_->second;
+    }
+    auto addr = nvml_pci_address(pci);
+    if (addr) last_remote_.emplace(pci, addr.value());
+    return addr;
+  }
+
+  // The far end at `addr`, looked up once per address and kind in a discovery rather than once
+  // per link: every GPU of an HGX board reaches the same few NVSwitches over 18 links. What the
+  // lookup depends on does not change while links are read (GPUs and accelerator nodes are all
+  // known, an NVSwitch node is only added here), so the first answer holds for every link.
+  const RemoteEnd& far_end(const PciAddress& addr, RemoteKind kind) {
+    auto [it, inserted] = remote_ends_.try_emplace({addr, kind});
+    if (inserted) it->second = kind == RemoteKind::kGpu ? remote_gpu(addr) : remote_switch(addr);
+    return it->second;
   }
 
   static RemoteKind from_nvml(nvmlIntNvLinkDeviceType_t type) {
@@ -487,55 +516,48 @@ class NvmlDiscovery {
     return RemoteKind::kUnknown;
   }
 
-  NodeIndex remote_gpu(const PciAddress& addr, unsigned int link, LinkIssues& issues) {
-    if (auto it = gpu_nodes_.find(addr); it != gpu_nodes_.end()) return it->second;
+  RemoteEnd remote_gpu(const PciAddress& addr) {
+    if (auto it = gpu_nodes_.find(addr); it != gpu_nodes_.end()) return {it->second, {}};
     const std::string bdf = addr.to_string();
     // A GPU NVML does not list here (another partition's, or skipped above) but that a sysfs
     // probe knows.
     if (auto found = builder_.find("accelerator/" + bdf);
         found && builder_.node(*found).kind == NodeKind::kAccelerator) {
-      return *found;
+      return {*found, {}};
     }
-    issues.add(builder_.find("pci/" + bdf)
-                   ? "remote GPU " + bdf + " is not an NVML device here; link skipped"
-                   : "remote GPU " + bdf + " has no PCI function in the topology; link skipped",
-               link);
-    return kNoNode;
+    return {kNoNode,
+            builder_.find("pci/" + bdf)
+                ? "remote GPU " + bdf + " is not an NVML device here; link skipped"
+                : "remote GPU " + bdf + " has no PCI function in the topology; link skipped"};
   }
 
-  NodeIndex remote_switch(const PciAddress& addr, unsigned int link, LinkIssues& issues) {
+  RemoteEnd remote_switch(const PciAddress& addr) {
     const std::string bdf = addr.to_string();
     const std::string id = "nvswitch/" + bdf;
     if (auto found = builder_.find(id)) {
-      if (builder_.node(*found).kind == NodeKind::kNvSwitch) return *found;
-      issues.add("node " + id + " exists but is not an NVSwitch; link skipped", link);
-      return kNoNode;
+      if (builder_.node(*found).kind == NodeKind::kNvSwitch) return {*found, {}};
+      return {kNoNode, "node " + id + " exists but is not an NVSwitch; link skipped"};
     }
     const auto pci = builder_.find("pci/" + bdf);
     const PciFunctionInfo* f = pci ? builder_.node(*pci).get_if<PciFunctionInfo>() : nullptr;
     if (f == nullptr) {
-      issues.add("remote NVSwitch " + bdf + " has no PCI function in the topology; link skipped",
-                 link);
-      return kNoNode;
+      return {kNoNode,
+              "remote NVSwitch " + bdf + " has no PCI function in the topology; link skipped"};
     }
     // Vendor 0 means sysfs could not tell the ids (seen on real NVSwitches): trust NVML then.
     if (f->vendor_id != kNvidiaVendorId && f->vendor_id != 0) {
       char vendor[8];
       std::snprintf(vendor, sizeof vendor, "%04x", f->vendor_id);
-      issues.add("remote NVSwitch " + bdf + " is, by its PCI function, not an NVIDIA device " +
-                     "(vendor " + vendor + "); link skipped",
-                 link);
-      return kNoNode;
+      return {kNoNode, "remote NVSwitch " + bdf +
+                           " is, by its PCI function, not an NVIDIA device " + "(vendor " + vendor +
+                           "); link skipped"};
     }
     AcceleratorInfo info;
     info.vendor = AcceleratorVendor::kNvidia;
     info.product = f->device_name.empty() ? std::string("NVSwitch") : f->device_name;
     auto added = builder_.add(NodeKind::kNvSwitch, id, *pci, std::move(info));
-    if (!added) {
-      issues.add("cannot add " + id + ": " + added.error().message, link);
-      return kNoNode;
-    }
-    return added.value();
+    if (!added) return {kNoNode, "cannot add " + id + ": " + added.error().message};
+    return {added.value(), {}};
   }
 
   ProbeContext& ctx_;
@@ -546,6 +568,8 @@ class NvmlDiscovery {
   std::vector<Gpu> gpus_;
   std::map<PciAddress, NodeIndex> gpu_nodes_;
   std::map<std::pair<NodeIndex, NodeIndex>, std::int64_t> link_counts_;
+  std::map<std::pair<PciAddress, RemoteKind>, RemoteEnd> remote_ends_;
+  std::optional<std::pair<nvmlPciInfo_t, PciAddress>> last_remote_;
 };
 
 }  // namespace

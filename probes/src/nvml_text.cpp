@@ -3,22 +3,33 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <string_view>
 
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/topology/cpu_set.hpp>
 
 namespace nodetopo::probes {
 
-std::string nvml_string(const char* buffer, std::size_t size) {
+namespace {
+
+// The text of a fixed NVML buffer: up to the NUL (or the buffer end), trimmed.
+std::string_view nvml_view(const char* buffer, std::size_t size) {
   const void* nul = std::memchr(buffer, '\0', size);
   const std::size_t length =
       nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - buffer) : size;
-  return std::string(trim(std::string_view(buffer, length)));
+  return trim(std::string_view(buffer, length));
 }
 
+}  // namespace
+
+std::string nvml_string(const char* buffer, std::size_t size) {
+  return std::string(nvml_view(buffer, size));
+}
+
+// Called for every active NVLink (18 per GPU): no allocation unless the text is malformed.
 Result<PciAddress> nvml_pci_address(const nvml_abi::nvmlPciInfo_t& info) {
-  std::string text = nvml_string(info.busId, sizeof info.busId);
-  if (text.empty()) text = nvml_string(info.busIdLegacy, sizeof info.busIdLegacy);
+  std::string_view text = nvml_view(info.busId, sizeof info.busId);
+  if (text.empty()) text = nvml_view(info.busIdLegacy, sizeof info.busIdLegacy);
   if (text.empty()) {
     if (info.bus > 0xff || info.device > 0x1f) {
       return make_error(ErrorCode::kMalformed,
@@ -30,12 +41,14 @@ Result<PciAddress> nvml_pci_address(const nvml_abi::nvmlPciInfo_t& info) {
     addr.device = static_cast<std::uint8_t>(info.device);
     return addr;
   }
-  std::transform(text.begin(), text.end(), text.begin(),
+  char lower[sizeof info.busId];  // text is a part of busId or of the shorter busIdLegacy
+  std::transform(text.begin(), text.end(), lower,
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  auto parsed = parse_pci_address(text);
+  const std::string_view lowered(lower, text.size());
+  auto parsed = parse_pci_address(lowered);
   if (!parsed) {
-    return make_error(ErrorCode::kMalformed,
-                      "NVML PCI bus id '" + text + "' is not domain:bus:device.function");
+    return make_error(ErrorCode::kMalformed, "NVML PCI bus id '" + std::string(lowered) +
+                                                 "' is not domain:bus:device.function");
   }
   return parsed.value();
 }

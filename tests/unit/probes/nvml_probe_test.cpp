@@ -1,6 +1,7 @@
 // The NVML probe over hand-written hosts, with the mock NVML library loaded by path through the
 // probe's own dlopen code (the path a real libnvidia-ml.so.1 takes).
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@
 #include <nodetopo/probes/pci_probe.hpp>
 
 #include "nvml_fake_host.hpp"
+#include "nvml_library.hpp"
 
 namespace nodetopo::test {
 namespace {
@@ -460,6 +462,38 @@ TEST(NvmlProbe, RemoteAddressWithoutPciFunctionWarnsAndKeepsTheOtherLinks) {
   EXPECT_EQ(d.topology.find("nvswitch/0000:e0:00.0"), std::nullopt);
 }
 
+TEST(NvmlProbe, AFarEndIsLookedUpOnceButEveryLinkToItCounts) {
+  FakeHost host;
+  nlohmann::json f = hgx_h100(host);
+  // GPUs 0 and 1 both lose links 13-17 to a switch absent from the PCI tree: the lookup is made
+  // once, the warning is each GPU's own. GPU 2 says its link 0 leads to a *GPU* at the first
+  // switch's address: refused, while its links 1-4 (type switch) to that address still count.
+  for (int gpu : {0, 1}) {
+    for (unsigned int link = 13; link < 18; ++link)
+      f["devices"][gpu]["nvlinks"][link]["remote_pci_bus_id"] = "0000:e0:00.0";
+  }
+  f["devices"][2]["nvlinks"][0]["remote_type"] = "gpu";
+  host.set_fixture(f);
+  const Discovery d = run(host, with_mock());
+  EXPECT_THAT(report_of(d, "nvml").warnings,
+              ElementsAre(AllOf(HasSubstr("NVML device 0000:1b:00.0"),
+                                HasSubstr("remote NVSwitch 0000:e0:00.0 has no PCI function"),
+                                HasSubstr("NVLinks 13-17")),
+                          AllOf(HasSubstr("NVML device 0000:43:00.0"),
+                                HasSubstr("remote NVSwitch 0000:e0:00.0 has no PCI function"),
+                                HasSubstr("NVLinks 13-17")),
+                          AllOf(HasSubstr("NVML device 0000:52:00.0"),
+                                HasSubstr("remote GPU 0000:05:00.0 is not an NVML device here"),
+                                HasSubstr("(NVLink 0)"))));
+  const auto links = nvlinks(d.topology);
+  EXPECT_EQ(links.at("accelerator/0000:52:00.0 -> nvswitch/0000:05:00.0"), 4);
+  EXPECT_EQ(links.at("accelerator/0000:61:00.0 -> nvswitch/0000:05:00.0"), 5);
+  EXPECT_FALSE(links.contains("accelerator/0000:1b:00.0 -> nvswitch/0000:08:00.0"));
+  EXPECT_FALSE(links.contains("accelerator/0000:43:00.0 -> nvswitch/0000:08:00.0"));
+  EXPECT_EQ(links.at("accelerator/0000:52:00.0 -> nvswitch/0000:08:00.0"), 5);
+  EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kNvSwitch).size(), 4u);
+}
+
 TEST(NvmlProbe, SwitchAddressOfANonNvidiaFunctionIsRefused) {
   FakeHost host;
   nlohmann::json f = hgx_h100(host);
@@ -600,6 +634,190 @@ TEST(NvmlProbe, RepeatedDiscoveriesInOneProcessReadTheCurrentFixture) {
   f["devices"][0]["nvlinks"] = nlohmann::json::array();
   host.set_fixture(f);
   EXPECT_EQ(nvlinks(probes::discover(root.value(), with_mock()).topology).size(), 28u);
+}
+
+// ---- The mock's fixture parser -----------------------------------------------------------------
+
+// What the mock says on stderr (NODETOPO_MOCK_NVML_DEBUG=1) when it refuses `text`; the probe
+// must then see a host without a driver.
+std::string refusal(const std::string& text) {
+  FakeHost host;
+  host.add_gpu("0000:1b:00.0");
+  host.set_fixture_text(text);
+  ::setenv("NODETOPO_MOCK_NVML_DEBUG", "1", 1);
+  ::testing::internal::CaptureStderr();
+  const ProbeReport r = report_of(run(host, with_mock()), "nvml");
+  std::string err = ::testing::internal::GetCapturedStderr();
+  ::unsetenv("NODETOPO_MOCK_NVML_DEBUG");
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  EXPECT_THAT(r.error, HasSubstr("NVML error 12"));
+  EXPECT_THAT(err, HasSubstr("nodetopo-mock/nvml.json: ")) << "names the file";
+  return err;
+}
+
+TEST(MockNvml, MalformedFixtureMessagesNameTheField) {
+  const std::string gpu = R"("index":0,"pci_bus_id":"0000:1b:00.0")";
+  const std::string link = R"({"link":0,"active":true,"remote_pci_bus_id":"0000:05:00.0")";
+  // simdjson refuses text that is not JSON as a whole, with its own message and no position.
+  const std::string structure = "not valid JSON: The JSON document has an improper structure";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"{ not json", {structure}},
+      {R"({"a":01})", {"not valid JSON: Problem while parsing a number"}},
+      {R"({"a":tru})",
+       {"not valid JSON: Problem while parsing an atom starting with the letter 't'"}},
+      {R"({"a":1,})", {structure}},
+      {R"({"a":1} // comment)", {structure}},
+      {"", {"not valid JSON: Empty: no JSON found"}},
+      {"[]", {"expected an object, found an array"}},
+      {"{} x", {structure}},
+      {"{\n  \"driver_version\": 550\n}", {"driver_version: expected a string, found a number"}},
+      {R"({"devices":[{"index":0}]})", {"devices[0]: missing \"pci_bus_id\""}},
+      {R"({"devices":[{"index":1,"pci_bus_id":"0000:1b:00.0"}]})",
+       {"devices: device indices are not 0..N-1, each once: index 0 missing"}},
+      {R"({"devices":[{)" + gpu + R"(},{)" + gpu + R"(}]})",
+       {"devices: device indices are not 0..N-1, each once: index 0 twice"}},
+      {R"({"devices":[{"index":0,"pci_bus_id":"0000:1b:00"}]})",
+       {"devices[0].pci_bus_id: '0000:1b:00' is not domain:bus:device.function"}},
+      {R"({"devices":[{"index":0,"pci_bus_id":"0000:1b:20.0"}]})",
+       {"devices[0].pci_bus_id: '0000:1b:20.0' is not"}},
+      {R"({"devices":[{)" + gpu + R"(,"pci_device_id":"0xZZ"}]})",
+       {"devices[0].pci_device_id: '0xZZ' is not a 32-bit hex value"}},
+      {R"({"devices":[{)" + gpu + R"(,"memory_total_bytes":-1}]})",
+       {"devices[0].memory_total_bytes: expected an integer from 0 to 18446744073709551615, "
+        "found -1"}},
+      {R"({"devices":[{)" + gpu + R"(,"memory_total_bytes":18446744073709551616}]})",
+       {"not valid JSON: Problem while parsing a number"}},
+      {R"({"devices":[{)" + gpu + R"(,"architecture":9.5}]})",
+       {"devices[0].architecture: expected an integer", "found 9.5"}},
+      {R"({"devices":[{)" + gpu + R"(,"numa_node":4294967296}]})",
+       {"devices[0].numa_node: expected an integer from 0 to 4294967295, found 4294967296"}},
+      {R"({"devices":[{)" + gpu + R"(,"fabric":{"state":256}}]})",
+       {"devices[0].fabric.state: expected an integer from 0 to 255, found 256"}},
+      {R"({"devices":[{)" + gpu + R"(,"fabric":{"cluster_uuid":"0011"}}]})",
+       {"devices[0].fabric.cluster_uuid: not a UUID (32 hex digits)"}},
+      {R"({"devices":[{)" + gpu + R"(,"nvlinks":[)" + link + R"(,"remote_type":"nvswitch"}]}]})",
+       {"devices[0].nvlinks[0].remote_type: 'nvswitch' is not gpu, switch or ibmnpu"}},
+      {R"({"devices":[{)" + gpu + R"(,"nvlinks":[)" + link + R"(}]}]})",
+       {"devices[0].nvlinks[0]: missing \"remote_type\""}},
+      {R"({"devices":[{)" + gpu + R"(,"nvlinks":[{"link":0,"active":1}]}]})",
+       {"devices[0].nvlinks[0].active: expected true or false, found a number"}},
+      {R"({"devices":[{)" + gpu + R"(,"nvlinks":[{"active":false}]}]})",
+       {"devices[0].nvlinks[0]: missing \"link\""}},
+      {R"({"devices":[{)" + gpu +
+           R"(,"nvlinks":[{"link":0,"active":false},{"link":0,"active":false}]}]})",
+       {"devices[0].nvlinks[1]: link 0 listed twice"}},
+      {R"({"devices":[{)" + gpu + R"(,"fail":{"nvmlDeviceGetUUID":"x"}}]})",
+       {"devices[0].fail.nvmlDeviceGetUUID: expected an integer, found a string"}},
+      {R"({"devices":{}})", {"devices: expected an array, found an object"}},
+      {"{\"driver_version\":\"\xff\"}", {"not valid JSON: The input is not valid UTF-8"}},
+      {R"({"driver_version":"\ud800"})", {"not valid JSON: Problem while parsing a string"}},
+      {R"({"driver_version":"\udc00"})", {"not valid JSON: Problem while parsing a string"}},
+      {R"({"driver_version":"550)", {"not valid JSON: A string is opened, but never closed."}},
+      {R"({"x":)" + std::string(2000, '[') + std::string(2000, ']') + "}",
+       {"not valid JSON: The JSON document was too deep"}},
+  };
+  for (const auto& [text, expected] : cases) {
+    SCOPED_TRACE(text);
+    const std::string err = refusal(text);
+    for (const std::string& part : expected)
+      EXPECT_THAT(err, HasSubstr(part));
+  }
+}
+
+TEST(MockNvml, FixtureParserTakesAnyValidJsonForm) {
+  FakeHost host;
+  host.add_gpu("0000:1b:00.0");
+  host.add_gpu("0000:43:00.0");
+  // A byte order mark, white space everywhere, members in any order, unknown members (skipped
+  // whatever they hold), null for absent, a repeated member (the first one counts), escapes and
+  // UTF-8, and an inactive link whose other members are never looked at.
+  host.set_fixture_text(
+      "\xEF\xBB\xBF {\r\n\t\"devices\" : [ {\"nvlinks\": [ {\"remote_type\": \"gpu\", "
+      "\"remote_pci_bus_id\": \"0000:43:00.0\", \"active\": true, \"link\": 3}, {\"link\": 4, "
+      "\"active\": false, \"remote_pci_bus_id\": 17} ],"
+      "\"name\": \"H100 \\\"SXM\\\" \\u00e9\\ud83d\\ude00 \xc3\xa9\\/\", \"uuid\": null, "
+      "\"serial\": \"first\", \"serial\": \"second\", \"x-note\": {\"a\": [1, -2.5e+3, true, "
+      "null, \"\\n\"]}, \"pci_bus_id\": \"00000000:1B:00.0\", \"index\": 0, "
+      "\"pci_device_id\": 590352606, \"fabric\": null},"
+      "{\"index\": 1, \"pci_bus_id\": \"0000:43:00.0\", \"memory_total_bytes\": 2048, "
+      "\"memory_total_bytes\": 1024} ], \"driver_version\": \"550.54.15\", \"unknown\": [] } \n");
+  const Discovery d = run(host, with_mock());
+  const ProbeReport& r = report_of(d, "nvml");
+  ASSERT_EQ(r.status, ProbeStatus::kOk) << r.error;
+  const auto& g0 = node(d.topology, "accelerator/0000:1b:00.0").as<AcceleratorInfo>();
+  EXPECT_EQ(g0.product, "H100 \"SXM\" \u00e9\U0001F600 \u00e9/");
+  EXPECT_EQ(g0.uuid, "");
+  EXPECT_EQ(g0.serial, "first");
+  EXPECT_EQ(g0.driver_version, "550.54.15");
+  EXPECT_EQ(node(d.topology, "accelerator/0000:43:00.0").as<AcceleratorInfo>().memory_bytes, 2048u);
+  EXPECT_EQ(nvlinks(d.topology), (std::map<std::string, std::int64_t>{
+                                     {"accelerator/0000:1b:00.0 -> accelerator/0000:43:00.0", 1}}));
+}
+
+// ---- The mock's answers ------------------------------------------------------------------------
+
+TEST(MockNvml, AnswersPerHandleAndLinkAsNvmlDoes) {
+  using namespace nvml_abi;
+  FakeHost host;
+  nlohmann::json g0 = fixture_gpu(0, "0000:1b:00.0");
+  g0["nvlinks"] = {active_link(0, "0001:c3:00.0", "gpu"),
+                   active_link(1, "0000:05:00.0", "switch"),
+                   {{"link", 2}, {"active", false}}};
+  nlohmann::json g1 = fixture_gpu(1, "0001:c3:00.0");
+  g1["pci_device_id"] = "0x20b510de";
+  g1["pci_subsystem_id"] = 0x154010de;
+  host.set_fixture({{"devices", {g0, g1}}});
+
+  auto library = probes::NvmlLibrary::open(mock_nvml_library().string());
+  ASSERT_TRUE(library) << library.error().describe();
+  const probes::NvmlLibrary::Api& api = library->api();
+  const probes::NvmlSession session(library.value());
+  ASSERT_TRUE(session.ok());
+
+  nvmlDevice_t d0 = nullptr;
+  ASSERT_EQ(api.nvmlDeviceGetHandleByIndex_v2(0, &d0), NVML_SUCCESS);
+  nvmlPciInfo_t pci{};
+  ASSERT_EQ(api.nvmlDeviceGetPciInfo_v3(d0, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000000:1B:00.0");
+  EXPECT_STREQ(pci.busIdLegacy, "0000:1B:00.0");
+  EXPECT_EQ(pci.pciDeviceId, 0x233010deU);
+
+  // A remote GPU: its address in NVML's form, and its PCI ids.
+  ASSERT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 0, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000001:C3:00.0");
+  EXPECT_STREQ(pci.busIdLegacy, "0001:C3:00.0");
+  EXPECT_EQ(pci.domain, 1U);
+  EXPECT_EQ(pci.bus, 0xc3U);
+  EXPECT_EQ(pci.device, 0U);
+  EXPECT_EQ(pci.pciDeviceId, 0x20b510deU);
+  EXPECT_EQ(pci.pciSubSystemId, 0x154010deU);
+  // An NVSwitch is no NVML device: no ids.
+  ASSERT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 1, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000000:05:00.0");
+  EXPECT_EQ(pci.pciDeviceId, 0U);
+  EXPECT_EQ(pci.pciSubSystemId, 0U);
+  // An inactive link has no far end; a link the GPU lacks is an invalid argument.
+  EXPECT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 2, &pci), NVML_ERROR_NOT_FOUND);
+  EXPECT_EQ(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d0, 3, &pci), NVML_ERROR_INVALID_ARGUMENT);
+  nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+  ASSERT_EQ(api.nvmlDeviceGetNvLinkRemoteDeviceType(d0, 1, &type), NVML_SUCCESS);
+  EXPECT_EQ(type, NVML_NVLINK_DEVICE_TYPE_SWITCH);
+
+  // Handles are checked: anything but a handle the library gave out is refused.
+  nvmlDevice_t d1 = nullptr;
+  ASSERT_EQ(api.nvmlDeviceGetHandleByIndex_v2(1, &d1), NVML_SUCCESS);
+  EXPECT_NE(d1, d0);
+  EXPECT_EQ(api.nvmlDeviceGetPciInfo_v3(d1, &pci), NVML_SUCCESS);
+  EXPECT_STREQ(pci.busId, "00000001:C3:00.0");
+  for (nvmlDevice_t bad :
+       {static_cast<nvmlDevice_t>(nullptr),
+        reinterpret_cast<nvmlDevice_t>(reinterpret_cast<char*>(d0) + 1),
+        reinterpret_cast<nvmlDevice_t>(reinterpret_cast<char*>(d1) +
+                                       (reinterpret_cast<char*>(d1) - reinterpret_cast<char*>(d0))),
+        reinterpret_cast<nvmlDevice_t>(&pci)}) {
+    EXPECT_EQ(api.nvmlDeviceGetPciInfo_v3(bad, &pci), NVML_ERROR_INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(api.nvmlDeviceGetHandleByIndex_v2(2, &d1), NVML_ERROR_INVALID_ARGUMENT);
 }
 
 // ---- The mock's ABI

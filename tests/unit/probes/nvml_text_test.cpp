@@ -27,6 +27,20 @@ TEST(NvmlText, BusIdIsNormalisedFromNvmlsUpperCaseEightDigitForm) {
   EXPECT_EQ(addr->to_string(), "0002:05:00.0");
 }
 
+TEST(NvmlText, BusIdIsTrimmedAndStopsAtTheBufferEnd) {
+  auto addr = nvml_pci_address(pci_info(" 00000000:3B:00.0\n"));
+  ASSERT_TRUE(addr);
+  EXPECT_EQ(addr->to_string(), "0000:3b:00.0");
+  nvml_abi::nvmlPciInfo_t info{};
+  std::memset(info.busId, ' ', sizeof info.busId);  // no terminator at all
+  std::memcpy(info.busId, "00000000:3B:00.0", 16);
+  addr = nvml_pci_address(info);
+  ASSERT_TRUE(addr);
+  EXPECT_EQ(addr->to_string(), "0000:3b:00.0");
+  info.busId[sizeof info.busId - 1] = 'X';
+  EXPECT_FALSE(nvml_pci_address(info));
+}
+
 TEST(NvmlText, EmptyBusIdFallsBackToTheNumericFields) {
   nvml_abi::nvmlPciInfo_t info{};
   info.domain = 1;
