@@ -172,12 +172,14 @@ RelationIndex::RelationIndex(const Topology& topo) : topo_(topo), facts_(topo.si
   xgmi_.erase(std::unique(xgmi_.begin(), xgmi_.end()), xgmi_.end());
 }
 
-std::span<const RelationIndex::NvLinkPeer> RelationIndex::nvlink_peers(NodeIndex endpoint) const {
+// The helpers of between() are inline: it runs once per pair of a matrix.
+inline std::span<const RelationIndex::NvLinkPeer> RelationIndex::nvlink_peers(
+    NodeIndex endpoint) const {
   return std::span(nvlink_).subspan(nvlink_begin_[endpoint],
                                     nvlink_begin_[endpoint + 1] - nvlink_begin_[endpoint]);
 }
 
-std::int64_t RelationIndex::nvlink_count(NodeIndex ea, NodeIndex eb) const {
+inline std::int64_t RelationIndex::nvlink_count(NodeIndex ea, NodeIndex eb) const {
   const auto pa = nvlink_peers(ea);
   const auto pb = nvlink_peers(eb);
   if (pa.empty() || pb.empty()) return 0;
@@ -242,7 +244,7 @@ RelationClass RelationIndex::below_host_bridge(NodeIndex fa, NodeIndex fb) const
   return RelationClass::kPix;
 }
 
-Relation RelationIndex::pcie_relation(NodeIndex a, NodeIndex b) const {
+inline Relation RelationIndex::pcie_relation(NodeIndex a, NodeIndex b) const {
   const NodeFacts& fa = facts_[a];
   const NodeFacts& fb = facts_[b];
   if (fa.function != kNoNode && fb.function != kNoNode) {
@@ -271,7 +273,8 @@ Relation RelationIndex::between(NodeIndex a, NodeIndex b) const {
   if (const std::int64_t links = nvlink_count(fa.fabric, fb.fabric); links > 0) {
     return {RelationClass::kNvLink, links};
   }
-  if (std::binary_search(xgmi_.begin(), xgmi_.end(), std::pair(fa.fabric, fb.fabric))) {
+  if (!xgmi_.empty() &&
+      std::binary_search(xgmi_.begin(), xgmi_.end(), std::pair(fa.fabric, fb.fabric))) {
     return {RelationClass::kXgmi};
   }
   return pcie_relation(a, b);
