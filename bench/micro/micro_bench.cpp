@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -164,13 +165,58 @@ void BM_RelationMatrix(benchmark::State& state) {
 }
 BENCHMARK(BM_RelationMatrix)->RangeMultiplier(2)->Range(8, 64)->Unit(benchmark::kMicrosecond);
 
+// The whole `topo dump --format json` model, relation matrix included; bytes = the document.
 void BM_RenderJsonModel(benchmark::State& state) {
-  const probes::Discovery d = discover("dgx-h100");
+  const std::string spec = state.range(0) == 0 ? "dgx-h100" : synthetic(state.range(0));
+  const probes::Discovery d = discover(spec);
+  std::size_t bytes = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(exporters::render_json_model(d.topology, d.reports));
+    const std::string json = exporters::render_json_model(d.topology, d.reports);
+    bytes = json.size();
+    benchmark::DoNotOptimize(json);
   }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+  state.SetLabel(spec);
 }
-BENCHMARK(BM_RenderJsonModel)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RenderJsonModel)->Arg(0)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// The relation matrix as `topo matrix --format json` prints it (N^2 cells of N names).
+void BM_RenderMatrixJson(benchmark::State& state) {
+  const probes::Discovery d = discover(synthetic(state.range(0)));
+  const exporters::DeviceMatrix matrix = exporters::build_device_matrix(d.topology);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(exporters::render_matrix_json(matrix));
+}
+BENCHMARK(BM_RenderMatrixJson)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// All pairs of one machine's GPUs and NICs through one RelationIndex (no matrix strings).
+void BM_RelationIndexPairs(benchmark::State& state) {
+  const probes::Discovery d = discover(synthetic(state.range(0)));
+  std::vector<NodeIndex> devices = d.topology.nodes_of_kind(NodeKind::kAccelerator);
+  for (const exporters::MatrixDevice& m : exporters::build_device_matrix(d.topology).devices) {
+    if (m.kind == "nic") devices.push_back(m.node);
+  }
+  for (auto _ : state) {
+    const RelationIndex index(d.topology);
+    for (NodeIndex a : devices) {
+      for (NodeIndex b : devices)
+        benchmark::DoNotOptimize(index.between(a, b));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<std::int64_t>(devices.size() * devices.size()));
+}
+BENCHMARK(BM_RelationIndexPairs)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// A PCI function's local_cpus in the kernel's list form, as the model prints it per function.
+void BM_CpuSetToList(benchmark::State& state) {
+  CpuSet set;
+  set.insert_range(0, 55);
+  set.insert_range(112, 167);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(set.to_list());
+}
+BENCHMARK(BM_CpuSetToList);
 
 void BM_RenderResourceSlices(benchmark::State& state) {
   const probes::Discovery d = discover("dgx-h100");

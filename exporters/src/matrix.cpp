@@ -155,14 +155,27 @@ void write_matrix_json(detail::JsonWriter& j, const DeviceMatrix& m) {
     j.end_object();
   }
   j.end_array();
+  // N^2 cells keyed by the same N names, with a handful of distinct labels: each name and
+  // label is escaped once, not once per cell.
+  std::vector<detail::JsonLiteral> names;
+  names.reserve(m.devices.size());
+  for (const MatrixDevice& d : m.devices)
+    names.emplace_back(d.name);
+  std::vector<std::pair<Relation, detail::JsonLiteral>> labels;
+  // The reference is used at once: a later emplace_back may move the literals.
+  auto label = [&labels](const Relation& r) -> const detail::JsonLiteral& {
+    for (const auto& [relation, literal] : labels) {
+      if (relation == r) return literal;
+    }
+    return labels.emplace_back(r, detail::JsonLiteral(r.label())).second;
+  };
   j.key("cells");
   j.begin_object();
   for (std::size_t i = 0; i < m.devices.size(); ++i) {
-    j.key(m.devices[i].name);
+    j.key(names[i]);
     j.begin_object();
-    for (std::size_t k = 0; k < m.devices.size(); ++k) {
-      j.field(m.devices[k].name, m.cells[i][k].label());
-    }
+    for (std::size_t k = 0; k < m.devices.size(); ++k)
+      j.field(names[k], label(m.cells[i][k]));
     j.end_object();
   }
   j.end_object();
@@ -183,7 +196,7 @@ void write_matrix_json(detail::JsonWriter& j, const DeviceMatrix& m) {
 std::string render_matrix_json(const DeviceMatrix& matrix) {
   detail::JsonWriter j;
   write_matrix_json(j, matrix);
-  return j.take() + "\n";
+  return j.take_with_newline();
 }
 
 }  // namespace nodetopo::exporters

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <charconv>
 
 #include <nodetopo/topology/cpu_set.hpp>
 
@@ -85,8 +87,44 @@ std::vector<std::uint32_t> CpuSet::members() const {
   return out;
 }
 
+namespace {
+
+// Appends "first" or "first-last" (with a ',' before it unless it starts the list).
+void append_range(std::string& out, std::uint32_t first, std::uint32_t last) {
+  std::array<char, 2 + 2 * 10> buf{};  // ",4294967295-4294967295"
+  char* p = buf.data();
+  if (!out.empty()) *p++ = ',';
+  p = std::to_chars(p, buf.data() + buf.size(), first).ptr;
+  if (last != first) {
+    *p++ = '-';
+    p = std::to_chars(p, buf.data() + buf.size(), last).ptr;
+  }
+  out.append(buf.data(), p);
+}
+
+}  // namespace
+
 std::string CpuSet::to_list() const {
-  return format_ranges(members());
+  // Straight from the words, one step per run of CPUs rather than per CPU (a NUMA node of 56
+  // CPUs is one run): no members() vector. Complementing the word finds where a run ends.
+  std::string out;
+  const std::size_t bits = words_.size() * kWordBits;
+  std::size_t cpu = 0;
+  // The first CPU from `from` on whose bit is `set`; `bits` when there is none.
+  auto next = [&](std::size_t from, bool set) {
+    for (std::size_t i = from / kWordBits; i < words_.size(); ++i) {
+      std::uint64_t w = set ? words_[i] : ~words_[i];
+      if (i == from / kWordBits) w &= ~std::uint64_t{0} << (from % kWordBits);
+      if (w != 0) return i * kWordBits + static_cast<std::size_t>(std::countr_zero(w));
+    }
+    return bits;
+  };
+  while ((cpu = next(cpu, true)) < bits) {
+    const std::size_t end = next(cpu, false);
+    append_range(out, static_cast<std::uint32_t>(cpu), static_cast<std::uint32_t>(end - 1));
+    cpu = end;
+  }
+  return out;
 }
 
 std::string format_ranges(const std::vector<std::uint32_t>& ascending) {
@@ -95,9 +133,7 @@ std::string format_ranges(const std::vector<std::uint32_t>& ascending) {
     std::size_t j = i;
     while (j + 1 < ascending.size() && ascending[j + 1] == ascending[j] + 1)
       ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ascending[i]);
-    if (j > i) out += '-' + std::to_string(ascending[j]);
+    append_range(out, ascending[i], ascending[j]);
     i = j + 1;
   }
   return out;

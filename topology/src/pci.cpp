@@ -6,17 +6,19 @@
 
 namespace nodetopo {
 
+char* PciAddress::to_chars(char* out) const {
+  out = write_hex(out, domain, 4);
+  *out++ = ':';
+  out = write_hex(out, bus, 2);
+  *out++ = ':';
+  out = write_hex(out, device, 2);
+  *out++ = '.';
+  return write_hex(out, function, 1);
+}
+
 std::string PciAddress::to_string() const {
-  std::string out;
-  out.reserve(13);
-  append_hex(out, domain, 4);
-  out += ':';
-  append_hex(out, bus, 2);
-  out += ':';
-  append_hex(out, device, 2);
-  out += '.';
-  append_hex(out, function, 1);
-  return out;
+  std::array<char, kMaxTextSize> buf{};
+  return {buf.data(), to_chars(buf.data())};
 }
 
 std::string pci_root_name(std::uint32_t domain, std::uint8_t bus) {

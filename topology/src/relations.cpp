@@ -1,5 +1,5 @@
 #include <algorithm>
-#include <unordered_set>
+#include <tuple>
 
 #include <nodetopo/topology/relations.hpp>
 
@@ -74,79 +74,136 @@ std::optional<NodeIndex> nearest_bridge_unit(const Topology& topo, NodeIndex nod
   return bridge_unit(topo, parent);
 }
 
-RelationIndex::RelationIndex(const Topology& topo) : topo_(topo) {
+namespace {
+
+bool is_container(NodeKind kind) {
+  return kind == NodeKind::kHostBridge || kind == NodeKind::kNumaNode ||
+         kind == NodeKind::kPackage || kind == NodeKind::kMachine;
+}
+
+bool is_fabric_endpoint(NodeKind kind) {
+  return kind == NodeKind::kAccelerator || kind == NodeKind::kNvSwitch;
+}
+
+}  // namespace
+
+RelationIndex::RelationIndex(const Topology& topo) : topo_(topo), facts_(topo.size()) {
+  // Nodes are stored in pre-order: a node's parent comes before it, so one pass top-down
+  // derives each node's facts from its parent's.
+  for (NodeIndex i = 0; i < topo.size(); ++i) {
+    const Node& node = topo.node(i);
+    NodeFacts& f = facts_[i];
+    const NodeFacts* up = node.parent == kNoNode ? nullptr : &facts_[node.parent];
+    const Node* parent = node.parent == kNoNode ? nullptr : &topo.node(node.parent);
+
+    // As pci_function_of(): the node itself, else the PCI function an OS device hangs under.
+    if (node.is_pci()) {
+      f.function = i;
+    } else if (!is_container(node.kind) && up != nullptr) {
+      f.function = up->function;
+    }
+    f.package = parent == nullptr                    ? kNoNode
+                : parent->kind == NodeKind::kPackage ? node.parent
+                                                     : up->package;
+    // The NUMA node of a device is its PCI function's (OS devices carry none of their own).
+    f.numa = topo.numa_of(i);
+    // NVLink and xGMI links name the accelerator or NVSwitch, which hangs under its PCI function:
+    // the function stands for it.
+    f.fabric = i;
+    if (!is_fabric_endpoint(node.kind)) {
+      const auto& kids = node.children;
+      const auto it = std::find_if(kids.begin(), kids.end(), [&](NodeIndex c) {
+        return is_fabric_endpoint(topo.node(c).kind);
+      });
+      if (it != kids.end()) f.fabric = *it;
+    }
+    if (node.is_pci()) {
+      f.address = node.as<PciFunctionInfo>().address;
+      const bool under_pci = parent != nullptr && parent->is_pci();
+      f.pci_parent = under_pci ? node.parent : kNoNode;
+      f.pci_depth = under_pci ? up->pci_depth + 1 : 0;
+      if (under_pci) {
+        f.host_bridge = up->host_bridge;
+      } else if (parent != nullptr && parent->kind == NodeKind::kHostBridge) {
+        f.host_bridge = node.parent;
+      }
+      f.unit = bridge_unit(topo, i);
+    }
+  }
+
+  // NVLink: per ordered pair, the most links any report gives (at least 0). Both GPUs of a pair
+  // report their links; a link one side reports is a link of both, so a link to an accelerator
+  // also counts from the accelerator's side. (NVSwitches report nothing of their own.)
+  struct Entry {
+    NodeIndex from;
+    NodeIndex to;
+    std::int64_t links;
+  };
+  std::vector<Entry> entries;
   for (const Link& link : topo.links()) {
     if (link.kind == LinkKind::kNvLink) {
-      auto& count = nvlink_[link.from][link.to];
-      count = std::max(count, link.value);
+      entries.push_back({link.from, link.to, link.value});
+      if (topo.node(link.to).kind == NodeKind::kAccelerator) {
+        entries.push_back({link.to, link.from, link.value});
+      }
     } else if (link.kind == LinkKind::kXgmi) {
-      xgmi_[link.from][link.to] += link.value;
-      xgmi_[link.to][link.from] += 0;  // make the pair visible from both ends
+      xgmi_.emplace_back(link.from, link.to);
+      xgmi_.emplace_back(link.to, link.from);
     }
   }
-  // NVLinks between two GPUs are reported by both; a link one side reports is a link of both.
-  for (auto& [from, peers] : nvlink_) {
-    for (auto& [to, count] : peers) {
-      if (topo_.node(to).kind != NodeKind::kAccelerator) continue;
-      auto& reverse = nvlink_[to][from];
-      reverse = std::max(reverse, count);
+  std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
+    return std::tie(x.from, x.to) < std::tie(y.from, y.to);
+  });
+  nvlink_begin_.assign(topo.size() + 1, 0);
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const Entry& e = entries[k];
+    if (k > 0 && entries[k - 1].from == e.from && entries[k - 1].to == e.to) {
+      nvlink_.back().links = std::max(nvlink_.back().links, e.links);
+      continue;
     }
+    nvlink_.push_back(
+        {e.to, std::max<std::int64_t>(e.links, 0), topo.node(e.to).kind == NodeKind::kNvSwitch});
+    ++nvlink_begin_[e.from + 1];
   }
+  for (std::size_t n = 1; n < nvlink_begin_.size(); ++n)
+    nvlink_begin_[n] += nvlink_begin_[n - 1];
+
+  std::sort(xgmi_.begin(), xgmi_.end());
+  xgmi_.erase(std::unique(xgmi_.begin(), xgmi_.end()), xgmi_.end());
 }
 
-NodeIndex RelationIndex::fabric_endpoint(NodeIndex node) const {
-  const NodeKind kind = topo_.node(node).kind;
-  if (kind == NodeKind::kAccelerator || kind == NodeKind::kNvSwitch) return node;
-  for (NodeIndex child : topo_.node(node).children) {
-    const NodeKind ck = topo_.node(child).kind;
-    if (ck == NodeKind::kAccelerator || ck == NodeKind::kNvSwitch) return child;
-  }
-  return node;
+// The helpers of between() are inline: it runs once per pair of a matrix.
+inline std::span<const RelationIndex::NvLinkPeer> RelationIndex::nvlink_peers(
+    NodeIndex endpoint) const {
+  return std::span(nvlink_).subspan(nvlink_begin_[endpoint],
+                                    nvlink_begin_[endpoint + 1] - nvlink_begin_[endpoint]);
 }
 
-std::int64_t RelationIndex::nvlink_count(NodeIndex a, NodeIndex b) const {
-  const auto ia = nvlink_.find(fabric_endpoint(a));
-  const auto ib = nvlink_.find(fabric_endpoint(b));
-  if (ia == nvlink_.end() || ib == nvlink_.end()) return 0;
+inline std::int64_t RelationIndex::nvlink_count(NodeIndex ea, NodeIndex eb) const {
+  const auto pa = nvlink_peers(ea);
+  const auto pb = nvlink_peers(eb);
+  if (pa.empty() || pb.empty()) return 0;
   std::int64_t total = 0;
-  if (auto direct = ia->second.find(ib->first); direct != ia->second.end()) total += direct->second;
-  // Through NVSwitches: the links of both GPUs into each switch they share; the narrower side
-  // bounds what the pair can use (DGX H100: 5+4+4+5 = NV18).
-  for (const auto& [peer, count] : ia->second) {
-    if (topo_.node(peer).kind != NodeKind::kNvSwitch) continue;
-    if (auto other = ib->second.find(peer); other != ib->second.end()) {
-      total += std::min(count, other->second);
-    }
+  // Both peer lists are sorted: one merge finds the NVSwitches both ends reach.
+  auto other = pb.begin();
+  for (const NvLinkPeer& peer : pa) {
+    if (peer.node == eb) total += peer.links;
+    if (!peer.nvswitch) continue;
+    while (other != pb.end() && other->node < peer.node)
+      ++other;
+    // Through an NVSwitch: the links of both GPUs into it; the narrower side bounds what the
+    // pair can use (DGX H100: 5+4+4+5 = NV18).
+    if (other != pb.end() && other->node == peer.node) total += std::min(peer.links, other->links);
   }
   return total;
 }
 
-const RelationIndex::PciPath* RelationIndex::path_of(NodeIndex node) const {
-  if (auto it = paths_.find(node); it != paths_.end()) return &it->second;
-  const auto function = pci_function_of(topo_, node);
-  if (!function) return nullptr;
-  PciPath path;
-  path.function = *function;
-  for (NodeIndex cur = topo_.node(*function).parent; cur != kNoNode; cur = topo_.node(cur).parent) {
-    const NodeKind kind = topo_.node(cur).kind;
-    if (kind == NodeKind::kPciBridge || kind == NodeKind::kPciDevice) {
-      path.ancestors.push_back(cur);
-    } else {
-      if (kind == NodeKind::kHostBridge) path.host_bridge = cur;
-      break;
-    }
-  }
-  return &paths_.emplace(node, std::move(path)).first->second;
-}
-
 std::optional<std::uint32_t> RelationIndex::numa_affinity(NodeIndex node) const {
-  const auto function = pci_function_of(topo_, node);
-  return topo_.numa_of(function.value_or(node));
+  return facts_.at(node).numa;
 }
 
 CpuSet RelationIndex::cpu_affinity(NodeIndex node) const {
-  const auto function = pci_function_of(topo_, node);
-  for (NodeIndex cur = function.value_or(kNoNode); cur != kNoNode; cur = topo_.node(cur).parent) {
+  for (NodeIndex cur = facts_.at(node).function; cur != kNoNode; cur = topo_.node(cur).parent) {
     const auto* f = topo_.node(cur).get_if<PciFunctionInfo>();
     if (f == nullptr) break;
     if (!f->local_cpus.empty()) return f->local_cpus;
@@ -159,56 +216,65 @@ CpuSet RelationIndex::cpu_affinity(NodeIndex node) const {
   return {};
 }
 
-Relation RelationIndex::pcie_relation(NodeIndex a, NodeIndex b) const {
-  const PciPath* pa = path_of(a);
-  const PciPath* pb = path_of(b);
-  if (pa != nullptr && pb != nullptr) {
-    if (pa->function == pb->function) return {RelationClass::kSelf};
-    const auto& fa = topo_.node(pa->function).as<PciFunctionInfo>();
-    const auto& fb = topo_.node(pb->function).as<PciFunctionInfo>();
-    if (fa.address.same_device(fb.address)) return {RelationClass::kPix};
-    if (pa->host_bridge != kNoNode && pa->host_bridge == pb->host_bridge) {
-      // Lowest common PCI bridge; none means the host bridge joins them.
-      const std::unordered_set<NodeIndex> above_a(pa->ancestors.begin(), pa->ancestors.end());
-      std::size_t lca_b = pb->ancestors.size();
-      for (std::size_t i = 0; i < pb->ancestors.size(); ++i) {
-        if (above_a.contains(pb->ancestors[i])) {
-          lca_b = i;
-          break;
-        }
-      }
-      if (lca_b == pb->ancestors.size()) return {RelationClass::kPhb};
-      const NodeIndex lca = pb->ancestors[lca_b];
-      std::unordered_set<NodeIndex> units;
-      for (NodeIndex bridge : pa->ancestors) {
-        units.insert(bridge_unit(topo_, bridge));
-        if (bridge == lca) break;
-      }
-      for (std::size_t i = 0; i <= lca_b; ++i)
-        units.insert(bridge_unit(topo_, pb->ancestors[i]));
-      return {units.size() <= 1 ? RelationClass::kPix : RelationClass::kPxb};
+RelationClass RelationIndex::below_host_bridge(NodeIndex fa, NodeIndex fb) const {
+  // The lowest PCI node above both functions: lift the deeper path to the other's depth, then
+  // climb both until they meet. Paths of equal depth that never meet end in kNoNode together.
+  NodeIndex x = facts_[fa].pci_parent;
+  NodeIndex y = facts_[fb].pci_parent;
+  if (x == kNoNode || y == kNoNode) return RelationClass::kPhb;
+  while (facts_[x].pci_depth > facts_[y].pci_depth)
+    x = facts_[x].pci_parent;
+  while (facts_[y].pci_depth > facts_[x].pci_depth)
+    y = facts_[y].pci_parent;
+  while (x != y) {
+    x = facts_[x].pci_parent;
+    y = facts_[y].pci_parent;
+  }
+  if (x == kNoNode) return RelationClass::kPhb;  // only the host bridge joins them
+  // PIX when the bridges on both paths, up to and including the common one, are one bridge
+  // unit (one switch), else PXB.
+  const NodeIndex common = x;
+  const NodeIndex unit = facts_[common].unit;
+  for (const NodeIndex function : {fa, fb}) {
+    for (NodeIndex cur = facts_[function].pci_parent;; cur = facts_[cur].pci_parent) {
+      if (facts_[cur].unit != unit) return RelationClass::kPxb;
+      if (cur == common) break;
     }
   }
-  const auto na = numa_affinity(a);
-  const auto nb = numa_affinity(b);
-  if (na && nb) return {*na == *nb ? RelationClass::kNode : RelationClass::kSys};
+  return RelationClass::kPix;
+}
+
+inline Relation RelationIndex::pcie_relation(NodeIndex a, NodeIndex b) const {
+  const NodeFacts& fa = facts_[a];
+  const NodeFacts& fb = facts_[b];
+  if (fa.function != kNoNode && fb.function != kNoNode) {
+    if (fa.function == fb.function) return {RelationClass::kSelf};
+    const NodeFacts& pa = facts_[fa.function];
+    const NodeFacts& pb = facts_[fb.function];
+    if (pa.address.same_device(pb.address)) return {RelationClass::kPix};
+    if (pa.host_bridge != kNoNode && pa.host_bridge == pb.host_bridge) {
+      return {below_host_bridge(fa.function, fb.function)};
+    }
+  }
+  if (fa.numa && fb.numa) {
+    return {*fa.numa == *fb.numa ? RelationClass::kNode : RelationClass::kSys};
+  }
   // Locality unknown: only devices in the same package are known not to cross the interconnect.
-  const auto pkg_a = topo_.ancestor_of_kind(a, NodeKind::kPackage);
-  const auto pkg_b = topo_.ancestor_of_kind(b, NodeKind::kPackage);
-  return {pkg_a && pkg_a == pkg_b ? RelationClass::kNode : RelationClass::kSys};
+  return {fa.package != kNoNode && fa.package == fb.package ? RelationClass::kNode
+                                                            : RelationClass::kSys};
 }
 
 Relation RelationIndex::between(NodeIndex a, NodeIndex b) const {
   if (a == b) return {RelationClass::kSelf};
+  const NodeFacts& fa = facts_.at(a);
+  const NodeFacts& fb = facts_.at(b);
   // An accelerator and its own PCI function (or two OS devices of one function) are one device.
-  const auto fa = pci_function_of(topo_, a);
-  if (fa && fa == pci_function_of(topo_, b)) return {RelationClass::kSelf};
-  if (const std::int64_t links = nvlink_count(a, b); links > 0) {
+  if (fa.function != kNoNode && fa.function == fb.function) return {RelationClass::kSelf};
+  if (const std::int64_t links = nvlink_count(fa.fabric, fb.fabric); links > 0) {
     return {RelationClass::kNvLink, links};
   }
-  const NodeIndex ea = fabric_endpoint(a);
-  const NodeIndex eb = fabric_endpoint(b);
-  if (auto it = xgmi_.find(ea); it != xgmi_.end() && it->second.contains(eb)) {
+  if (!xgmi_.empty() &&
+      std::binary_search(xgmi_.begin(), xgmi_.end(), std::pair(fa.fabric, fb.fabric))) {
     return {RelationClass::kXgmi};
   }
   return pcie_relation(a, b);

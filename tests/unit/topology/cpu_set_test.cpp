@@ -1,3 +1,7 @@
+#include <random>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <nodetopo/topology/cpu_set.hpp>
@@ -17,6 +21,44 @@ TEST(CpuSet, FormatsRangesLikeTheKernel) {
   EXPECT_TRUE(set.contains(64));
   EXPECT_FALSE(set.contains(65));
   EXPECT_FALSE(set.contains(100000));
+}
+
+// The list form written the plain way, one member at a time.
+std::string reference_list(const std::vector<std::uint32_t>& members) {
+  std::string out;
+  for (std::size_t i = 0; i < members.size();) {
+    std::size_t j = i;
+    while (j + 1 < members.size() && members[j + 1] == members[j] + 1)
+      ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(members[i]);
+    if (j > i) out += "-" + std::to_string(members[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+TEST(CpuSet, ListMatchesMemberByMemberFormattingAcrossWordBoundaries) {
+  std::mt19937 rng(7);
+  auto below = [&rng](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
+  for (int round = 0; round < 2000; ++round) {
+    CpuSet set;
+    const std::uint32_t runs = below(6);
+    for (std::uint32_t r = 0; r < runs; ++r) {
+      // Runs that start and end on, just before and just after 64-bit word boundaries.
+      const std::uint32_t first = below(4) * 64 + (below(3) == 0 ? 63 : below(64));
+      const std::uint32_t length = below(3) == 0 ? 64 : below(70);
+      set.insert_range(first, first + length);
+    }
+    const std::vector<std::uint32_t> members = set.members();
+    ASSERT_EQ(set.to_list(), reference_list(members)) << "round " << round;
+    ASSERT_EQ(format_ranges(members), reference_list(members)) << "round " << round;
+  }
+  CpuSet full;
+  full.insert_range(0, 255);
+  EXPECT_EQ(full.to_list(), "0-255");
+  EXPECT_EQ(format_ranges({63, 64, 4294967294U, 4294967295U}), "63-64,4294967294-4294967295");
+  EXPECT_EQ(format_ranges({}), "");
 }
 
 TEST(CpuSet, EmptySetFormatsAsEmptyString) {

@@ -1,8 +1,12 @@
 // PCI value types of the model: address formatting and order, root bus names, PCIe link
-// generation and text, port types; and the error type's description.
+// generation and text, port types; hex formatting; and the error type's description.
+#include <array>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include <nodetopo/topology/error.hpp>
+#include <nodetopo/topology/hex.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 namespace nodetopo {
@@ -13,6 +17,42 @@ TEST(PciAddress, FormatsLikeTheKernel) {
   EXPECT_EQ((PciAddress{0x35, 0x04, 0x1f, 7}).to_string(), "0035:04:1f.7");
   EXPECT_EQ((PciAddress{0x10000, 0, 4, 0}).to_string(), "10000:00:04.0");
   EXPECT_EQ((PciAddress{0xffffffff, 0xff, 0x1f, 7}).to_string(), "ffffffff:ff:1f.7");
+}
+
+TEST(PciAddress, ToCharsWritesWhatToStringReturns) {
+  for (const PciAddress& a : {PciAddress{0, 0x65, 0, 0}, PciAddress{0x10000, 0, 4, 0},
+                              PciAddress{0xffffffff, 0xff, 0xff, 0xff}}) {
+    std::array<char, PciAddress::kMaxTextSize> buf{};
+    char* end = a.to_chars(buf.data());
+    EXPECT_EQ(std::string(buf.data(), end), a.to_string());
+  }
+  EXPECT_EQ((PciAddress{0xffffffff, 0xff, 0xff, 0xff}).to_string().size(),
+            PciAddress::kMaxTextSize);
+}
+
+TEST(Hex, LowercaseZeroPaddedToTheWidth) {
+  EXPECT_EQ(to_hex(0x10de, 4), "10de");
+  EXPECT_EQ(to_hex(0x10000, 4), "10000");
+  EXPECT_EQ(to_hex(0x302, 6), "000302");
+  EXPECT_EQ(to_hex(0, 4), "0000");
+  EXPECT_EQ(to_hex(0, 0), "0");
+  EXPECT_EQ(to_hex(0xabc, 0), "abc");
+  EXPECT_EQ(to_hex(0xffffffffffffffffULL, 4), "ffffffffffffffff");
+  EXPECT_EQ(to_hex(0x1, 20), "00000000000000000001");
+  std::string out = "id=";
+  append_hex(out, 0x1b, 2);
+  EXPECT_EQ(out, "id=1b");
+  for (const auto& [value, width] : {std::pair<std::uint64_t, int>{0, 1},
+                                     {0xf, 1},
+                                     {0x10, 1},
+                                     {0x12345, 4},
+                                     {0x1, 8},
+                                     {0xffffffffffffffffULL, 16}}) {
+    std::array<char, 32> buf{};
+    char* end = write_hex(buf.data(), value, width);
+    EXPECT_EQ(static_cast<std::size_t>(end - buf.data()), hex_size(value, width));
+    EXPECT_EQ(std::string(buf.data(), end), to_hex(value, width));
+  }
 }
 
 TEST(PciAddress, OrderIsDomainBusDeviceFunction) {

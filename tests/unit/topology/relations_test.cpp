@@ -1,7 +1,15 @@
 // The relation algorithm on small hand-built trees, one per case nvidia-smi distinguishes.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <nodetopo/topology/relations.hpp>
+
+#include "../exporters/k8s_test_topology.hpp"
 
 namespace nodetopo {
 namespace {
@@ -233,6 +241,200 @@ TEST(Relations, XgmiLinkWinsOverPcie) {
   EXPECT_EQ(relation(topo, a, b), "XGMI");
   EXPECT_EQ(relation(topo, b, a), "XGMI");
   EXPECT_EQ(relation(topo, a, c), "PHB");
+}
+
+// ---------------------------------------------------------------------------------------------
+// RelationIndex precomputes per-node facts (PCI path, NUMA node, package, NVLink endpoint) once.
+// The same rules applied by walking the tree for every pair, as the index did before, must give
+// the same answers for every pair of nodes of whole machines.
+
+class WalkingRelations {
+ public:
+  explicit WalkingRelations(const Topology& topo) : topo_(topo) {
+    for (const Link& link : topo.links()) {
+      if (link.kind == LinkKind::kNvLink) {
+        auto& count = nvlink_[link.from][link.to];
+        count = std::max(count, link.value);
+      } else if (link.kind == LinkKind::kXgmi) {
+        xgmi_.emplace(link.from, link.to);
+        xgmi_.emplace(link.to, link.from);
+      }
+    }
+    std::vector<std::tuple<NodeIndex, NodeIndex, std::int64_t>> reverse;
+    for (const auto& [from, peers] : nvlink_) {
+      for (const auto& [to, count] : peers) {
+        if (topo.node(to).kind == NodeKind::kAccelerator) reverse.emplace_back(to, from, count);
+      }
+    }
+    for (const auto& [to, from, count] : reverse) {
+      auto& back = nvlink_[to][from];
+      back = std::max(back, count);
+    }
+  }
+
+  [[nodiscard]] Relation between(NodeIndex a, NodeIndex b) const {
+    if (a == b) return {RelationClass::kSelf};
+    const auto fa = pci_function_of(topo_, a);
+    if (fa && fa == pci_function_of(topo_, b)) return {RelationClass::kSelf};
+    if (const std::int64_t links = nvlink_count(endpoint(a), endpoint(b)); links > 0) {
+      return {RelationClass::kNvLink, links};
+    }
+    if (xgmi_.contains({endpoint(a), endpoint(b)})) return {RelationClass::kXgmi};
+    return pcie(a, b);
+  }
+
+  [[nodiscard]] std::optional<std::uint32_t> numa(NodeIndex node) const {
+    return topo_.numa_of(pci_function_of(topo_, node).value_or(node));
+  }
+
+ private:
+  [[nodiscard]] NodeIndex endpoint(NodeIndex node) const {
+    auto is_endpoint = [&](NodeIndex n) {
+      return topo_.node(n).kind == NodeKind::kAccelerator ||
+             topo_.node(n).kind == NodeKind::kNvSwitch;
+    };
+    if (is_endpoint(node)) return node;
+    for (NodeIndex child : topo_.node(node).children) {
+      if (is_endpoint(child)) return child;
+    }
+    return node;
+  }
+
+  [[nodiscard]] std::int64_t nvlink_count(NodeIndex a, NodeIndex b) const {
+    const auto ia = nvlink_.find(a);
+    const auto ib = nvlink_.find(b);
+    if (ia == nvlink_.end() || ib == nvlink_.end()) return 0;
+    std::int64_t total = 0;
+    if (auto direct = ia->second.find(b); direct != ia->second.end()) total += direct->second;
+    for (const auto& [peer, count] : ia->second) {
+      if (topo_.node(peer).kind != NodeKind::kNvSwitch) continue;
+      if (auto other = ib->second.find(peer); other != ib->second.end()) {
+        total += std::min(count, other->second);
+      }
+    }
+    return total;
+  }
+
+  // PCI bridges above a function, nearest first, and the host bridge they hang from.
+  [[nodiscard]] std::pair<std::vector<NodeIndex>, NodeIndex> path(NodeIndex function) const {
+    std::vector<NodeIndex> above;
+    for (NodeIndex cur = topo_.node(function).parent; cur != kNoNode;
+         cur = topo_.node(cur).parent) {
+      if (topo_.node(cur).is_pci()) {
+        above.push_back(cur);
+        continue;
+      }
+      return {above, topo_.node(cur).kind == NodeKind::kHostBridge ? cur : kNoNode};
+    }
+    return {above, kNoNode};
+  }
+
+  [[nodiscard]] Relation pcie(NodeIndex a, NodeIndex b) const {
+    const auto fa = pci_function_of(topo_, a);
+    const auto fb = pci_function_of(topo_, b);
+    if (fa && fb) {
+      if (*fa == *fb) return {RelationClass::kSelf};
+      if (topo_.node(*fa).as<PciFunctionInfo>().address.same_device(
+              topo_.node(*fb).as<PciFunctionInfo>().address)) {
+        return {RelationClass::kPix};
+      }
+      const auto [above_a, host_a] = path(*fa);
+      const auto [above_b, host_b] = path(*fb);
+      if (host_a != kNoNode && host_a == host_b) {
+        const auto common =
+            std::find_first_of(above_b.begin(), above_b.end(), above_a.begin(), above_a.end());
+        if (common == above_b.end()) return {RelationClass::kPhb};
+        std::set<NodeIndex> units;
+        for (NodeIndex bridge : above_a) {
+          units.insert(bridge_unit(topo_, bridge));
+          if (bridge == *common) break;
+        }
+        for (auto it = above_b.begin(); it <= common; ++it)
+          units.insert(bridge_unit(topo_, *it));
+        return {units.size() <= 1 ? RelationClass::kPix : RelationClass::kPxb};
+      }
+    }
+    const auto na = numa(a);
+    const auto nb = numa(b);
+    if (na && nb) return {*na == *nb ? RelationClass::kNode : RelationClass::kSys};
+    const auto pkg_a = topo_.ancestor_of_kind(a, NodeKind::kPackage);
+    const auto pkg_b = topo_.ancestor_of_kind(b, NodeKind::kPackage);
+    return {pkg_a && pkg_a == pkg_b ? RelationClass::kNode : RelationClass::kSys};
+  }
+
+  const Topology& topo_;
+  std::map<NodeIndex, std::map<NodeIndex, std::int64_t>> nvlink_;
+  std::set<std::pair<NodeIndex, NodeIndex>> xgmi_;
+};
+
+void expect_same_as_walking(const Topology& topo) {
+  const RelationIndex index(topo);
+  const WalkingRelations walking(topo);
+  for (NodeIndex a = 0; a < topo.size(); ++a) {
+    ASSERT_EQ(index.numa_affinity(a), walking.numa(a)) << topo.node(a).id;
+    for (NodeIndex b = 0; b < topo.size(); ++b) {
+      ASSERT_EQ(index.between(a, b), walking.between(a, b))
+          << topo.node(a).id << " to " << topo.node(b).id << ": " << index.between(a, b).label()
+          << " vs " << walking.between(a, b).label();
+    }
+  }
+}
+
+TEST(RelationIndex, AgreesWithTreeWalksOnEveryPairOfDgxLikeMachines) {
+  expect_same_as_walking(test::make_dgx());
+  expect_same_as_walking(test::make_dgx({.gpus = 4, .bus_offset = 3, .move_nic0 = true}));
+  expect_same_as_walking(test::make_dgx({.nvlink = false, .nic0_vfs = 4}));
+  expect_same_as_walking(test::make_nic_farm(6));
+  expect_same_as_walking(Topology());
+}
+
+TEST(RelationIndex, AgreesWithTreeWalksOnAMixedMachine) {
+  // Two sockets; host bridges with and without a NUMA node; a switch whose roles are inferred
+  // under one whose roles are known; a two-function NIC with a netdev and an RDMA device; GPUs
+  // with asymmetric direct NVLinks, NVSwitch links and xGMI; a virtual interface off the PCI tree.
+  TreeBuilder t;
+  const NodeIndex p0 = t.package(0);
+  const NodeIndex p1 = t.package(1);
+  const NodeIndex n0 = t.numa(0, p0, 0);
+  const NodeIndex n1 = t.numa(1, p1, 4);
+  const NodeIndex hb_a = t.host_bridge(0x10, n0);
+  const NodeIndex hb_b = t.host_bridge(0x40, p1);
+  const NodeIndex hb_c = t.host_bridge(0x80, n1);
+  const NodeIndex rp_a = t.bridge(0x10, 1, hb_a, PciePortType::kRootPort);
+  const NodeIndex usp = t.bridge(0x11, 0, rp_a, PciePortType::kUpstreamPort);
+  const NodeIndex dsp1 = t.bridge(0x12, 0, usp, PciePortType::kDownstreamPort);
+  const NodeIndex dsp2 = t.bridge(0x12, 1, usp, PciePortType::kDownstreamPort);
+  const NodeIndex usp_inferred = t.bridge(0x13, 0, dsp2, std::nullopt);
+  const NodeIndex dsp_inferred = t.bridge(0x14, 0, usp_inferred, std::nullopt);
+  const NodeIndex g0 = t.gpu(t.endpoint(0x15, 0, 0, dsp1));
+  const NodeIndex g1 = t.gpu(t.endpoint(0x16, 0, 0, dsp_inferred));
+  const NodeIndex nic_f0 = t.endpoint(0x17, 0, 0, dsp1, 0x020000);
+  const NodeIndex nic_f1 = t.endpoint(0x17, 0, 1, dsp1, 0x020000);
+  NetDeviceInfo eth;
+  eth.name = "eth0";
+  t.raw().add(NodeKind::kNetDevice, "net/eth0", nic_f0, eth).value();
+  RdmaDeviceInfo mlx;
+  mlx.name = "mlx5_0";
+  t.raw().add(NodeKind::kRdmaDevice, "rdma/mlx5_0", nic_f1, mlx).value();
+  NetDeviceInfo veth;
+  veth.name = "veth0";
+  veth.is_virtual = true;
+  t.raw().add(NodeKind::kNetDevice, "net/veth0", t.raw().root(), veth).value();
+  const NodeIndex rp_b = t.bridge(0x40, 1, hb_b, PciePortType::kRootPort);
+  const NodeIndex g2 = t.gpu(t.endpoint(0x41, 0, 0, rp_b, 0x120000));
+  const NodeIndex g3 = t.gpu(t.endpoint(0x42, 0, 0, hb_b, 0x120000));
+  const NodeIndex rp_c = t.bridge(0x80, 1, hb_c, PciePortType::kRootPort);
+  const NodeIndex g4 = t.gpu(t.endpoint(0x81, 0, 0, rp_c));
+  const NodeIndex sw = t.nvswitch(t.endpoint(0x82, 0, 0, rp_c, 0x068000));
+  t.set_numa(nic_f0, 0);
+  t.set_numa(nic_f1, 0);
+  t.link(LinkKind::kNvLink, g0, g1, 4);
+  t.link(LinkKind::kNvLink, g1, g0, 6);
+  t.link(LinkKind::kNvLink, g0, sw, 5);
+  t.link(LinkKind::kNvLink, g4, sw, 3);
+  t.link(LinkKind::kNvLink, sw, g4, 7);
+  t.link(LinkKind::kXgmi, g2, g3, 1);
+  expect_same_as_walking(t.freeze());
 }
 
 }  // namespace

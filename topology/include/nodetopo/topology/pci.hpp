@@ -2,6 +2,7 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,11 @@ struct PciAddress {
   /// "0000:65:00.0"; the domain has at least four hex digits and more when needed
   /// ("10000:00:04.0").
   [[nodiscard]] std::string to_string() const;
+  /// Longest to_string(), every field at its widest: "ffffffff:ff:ff.ff".
+  static constexpr std::size_t kMaxTextSize = 17;
+  /// Writes to_string() at `out` (room for kMaxTextSize characters) and returns the end: for
+  /// renderers that format thousands of addresses into a buffer of their own.
+  char* to_chars(char* out) const;
   /// A number that orders addresses the way lspci does.
   [[nodiscard]] std::uint64_t sort_key() const {
     return (std::uint64_t{domain} << 16) | (std::uint64_t{bus} << 8) |
@@ -46,6 +52,11 @@ struct PcieLink {
   [[nodiscard]] bool known() const { return speed_mts != 0 || width != 0; }
   /// "16 GT/s x16", "8 GT/s", "x4" or "" when unknown.
   [[nodiscard]] std::string to_string() const;
+  /// Longest to_string(), every field at its widest: "ffffffff:ff:ff.ff".
+  static constexpr std::size_t kMaxTextSize = 17;
+  /// Writes to_string() at `out` (room for kMaxTextSize characters) and returns the end: for
+  /// renderers that format thousands of addresses into a buffer of their own.
+  char* to_chars(char* out) const;
   bool operator==(const PcieLink&) const = default;
 };
 

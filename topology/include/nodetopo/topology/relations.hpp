@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nodetopo/topology/cpu_set.hpp>
@@ -47,8 +49,10 @@ NodeIndex bridge_unit(const Topology& topo, NodeIndex bridge);
 /// host bridge.
 std::optional<NodeIndex> nearest_bridge_unit(const Topology& topo, NodeIndex node);
 
-/// Computes relations between many device pairs. Precomputes per-device paths and the NVLink /
-/// xGMI adjacency once, so a full N x N matrix costs O(N^2 * depth).
+/// Computes relations between many device pairs. The constructor derives what each pair
+/// question needs from the tree once, per node (its PCI function, that function's place in the PCI
+/// tree, NUMA node, package, NVLink/xGMI endpoint) and the NVLink/xGMI adjacency; between() then
+/// costs O(PCI depth) with no hashing or allocation, so a full N x N matrix costs O(N^2 * depth).
 class RelationIndex {
  public:
   explicit RelationIndex(const Topology& topo);
@@ -59,21 +63,40 @@ class RelationIndex {
   [[nodiscard]] std::optional<std::uint32_t> numa_affinity(NodeIndex node) const;
 
  private:
-  struct PciPath {
-    NodeIndex function = kNoNode;      // the device's PCI function
-    std::vector<NodeIndex> ancestors;  // PCI bridges then host bridge, nearest first
+  // What the tree says about one node, computed top-down in one pass (nodes are stored in
+  // pre-order, so a parent's facts are known before its children's).
+  struct NodeFacts {
+    NodeIndex function = kNoNode;       // pci_function_of(node)
+    NodeIndex fabric = kNoNode;         // the accelerator/NVSwitch that NVLink and xGMI links name
+    NodeIndex package = kNoNode;        // nearest package ancestor
+    std::optional<std::uint32_t> numa;  // numa_affinity(node)
+    // For PCI functions: the address, the PCI node above (kNoNode at the top of the PCI tree),
+    // the number of PCI nodes above, the host bridge the PCI tree hangs from, the bridge_unit().
+    PciAddress address;
+    NodeIndex pci_parent = kNoNode;
+    std::uint32_t pci_depth = 0;
     NodeIndex host_bridge = kNoNode;
+    NodeIndex unit = kNoNode;
   };
-  [[nodiscard]] const PciPath* path_of(NodeIndex node) const;
+  // A peer on the NVLink fabric and the links to it.
+  struct NvLinkPeer {
+    NodeIndex node = kNoNode;
+    std::int64_t links = 0;
+    bool nvswitch = false;
+  };
+
   [[nodiscard]] Relation pcie_relation(NodeIndex a, NodeIndex b) const;
-  [[nodiscard]] std::int64_t nvlink_count(NodeIndex a, NodeIndex b) const;
-  [[nodiscard]] NodeIndex fabric_endpoint(NodeIndex node) const;
+  [[nodiscard]] RelationClass below_host_bridge(NodeIndex fa, NodeIndex fb) const;
+  [[nodiscard]] std::int64_t nvlink_count(NodeIndex ea, NodeIndex eb) const;
+  [[nodiscard]] std::span<const NvLinkPeer> nvlink_peers(NodeIndex endpoint) const;
 
   const Topology& topo_;
-  mutable std::unordered_map<NodeIndex, PciPath> paths_;
-  // NVLink/xGMI adjacency keyed by accelerator or NVSwitch node: peer -> link count.
-  std::unordered_map<NodeIndex, std::unordered_map<NodeIndex, std::int64_t>> nvlink_;
-  std::unordered_map<NodeIndex, std::unordered_map<NodeIndex, std::int64_t>> xgmi_;
+  std::vector<NodeFacts> facts_;  // by NodeIndex
+  // NVLink adjacency, by endpoint, sorted by peer: nvlink_[nvlink_begin_[e], nvlink_begin_[e+1]).
+  std::vector<NvLinkPeer> nvlink_;
+  std::vector<std::uint32_t> nvlink_begin_;
+  // Endpoint pairs joined by xGMI, both directions, sorted.
+  std::vector<std::pair<NodeIndex, NodeIndex>> xgmi_;
 };
 
 }  // namespace nodetopo
