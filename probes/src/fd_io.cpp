@@ -32,7 +32,7 @@ Error errno_error(int err, const std::string& what, std::string path) {
   return make_error(code_from_errno(err), what + ": " + std::strerror(err), std::move(path));
 }
 
-Result<std::string> read_and_close_unnamed(int fd, std::size_t max_bytes) {
+Result<std::string> read_all(int fd, std::size_t max_bytes) {
   // Into a stack buffer left uninitialised (zeroing 4 KiB per attribute cost more than the read)
   // and appended: sysfs attributes are a few bytes, returned whole by one read.
   std::string content;
@@ -42,17 +42,19 @@ Result<std::string> read_and_close_unnamed(int fd, std::size_t max_bytes) {
     const ssize_t got = ::read(fd, buf.data(), want);
     if (got < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return errno_error(err, "cannot read", {});
+      return errno_error(errno, "cannot read", {});
     }
     content.append(buf.data(), static_cast<std::size_t>(got));
     // A short read is the end: sysfs returns an attribute in one read, and regular files only
     // come up short at their end. Stopping here spares the read() that would return 0.
     if (got == 0 || static_cast<std::size_t>(got) < want) break;
   }
-  ::close(fd);
   return content;
 }
 
+Result<std::string> read_and_close_unnamed(int fd, std::size_t max_bytes) {
+  auto content = read_all(fd, max_bytes);
+  ::close(fd);
+  return content;
+}
 }  // namespace nodetopo::probes::detail

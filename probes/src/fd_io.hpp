@@ -8,6 +8,9 @@
 
 namespace nodetopo::probes::detail {
 
+/// Reads up to `max_bytes` from `fd`, leaving it open; the error carries no path.
+Result<std::string> read_all(int fd, std::size_t max_bytes);
+
 /// read_and_close() whose error carries no path.
 Result<std::string> read_and_close_unnamed(int fd, std::size_t max_bytes);
 

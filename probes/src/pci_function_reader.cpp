@@ -53,18 +53,18 @@ void PciFunctionReader::warn(std::string message, std::string path) {
 // Optional attribute: absent is normal, unreadable drops it with a warning.
 std::optional<std::string> PciFunctionReader::optional_attr(const SysDir& dir,
                                                             std::string_view attr) {
-  if (!dir.has(attr)) return std::nullopt;
   auto value = dir.read_attr(attr);
   if (value) return std::move(value.value());
+  if (value.error().code == ErrorCode::kNotFound) return std::nullopt;
   warnings_->push_back(value.error());
   return std::nullopt;
 }
 
 // config is optional (some captures lack it); shorter than the 64-byte header it is unusable.
 std::optional<std::string> PciFunctionReader::optional_config(const SysDir& dir) {
-  if (!dir.has("config")) return std::nullopt;
   auto bytes = dir.read_file("config", 4096);
   if (!bytes) {
+    if (bytes.error().code == ErrorCode::kNotFound) return std::nullopt;
     warnings_->push_back(bytes.error());
     return std::nullopt;
   }
@@ -116,10 +116,9 @@ std::optional<std::uint16_t> PciFunctionReader::id_attr(const SysDir& dir, std::
 // mismatched one is reported and the separate files are read instead.
 std::optional<PciUevent> PciFunctionReader::optional_uevent(const SysDir& dir,
                                                             const PciAddress& address) {
-  if (dir.type_of("uevent") != SysDir::EntryType::kFile) return std::nullopt;
   auto text = dir.read_file("uevent", 4096);
   if (!text) {
-    warnings_->push_back(text.error());
+    if (text.error().code != ErrorCode::kNotFound) warnings_->push_back(text.error());
     return std::nullopt;
   }
   if (trim(*text).empty()) return std::nullopt;

@@ -129,32 +129,39 @@ std::optional<SysDir::EntryType> SysDir::type_of(std::string_view name) const {
 }
 
 Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_bytes) const {
-  const auto type = type_of(name);
-  if (!type) return make_error(ErrorCode::kNotFound, "no such file", host_path(name));
-  switch (*type) {
-    case EntryType::kLink:
-      // Resolved by the root, with its escape and loop checks.
-      return root_.read_file(rel_ + "/" + std::string(name), max_bytes);
-    case EntryType::kDirectory:
-    case EntryType::kOther:
-      return make_error(ErrorCode::kInvalid, "not a regular file", host_path(name));
-    case EntryType::kFile:
-    case EntryType::kUnknown:
-      break;
-  }
   root_.count(&SysRoot::Stats::opens);
   const std::string file(name);
-  const int fd = ::openat(fd_, file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return detail::errno_error(errno, "cannot open", host_path(name));
-  if (*type == EntryType::kUnknown) {
-    // The file system did not say (d_type unknown): check on the open descriptor.
+  // Opened directly, not looked up in a listing first: listing a device directory costs more
+  // than reading three attributes, and an absent one costs one failed openat. O_NOFOLLOW: a link
+  // is resolved by the root, with its escape and loop checks. O_NONBLOCK, O_NOCTTY: a FIFO or
+  // terminal planted in a capture neither blocks nor becomes the controlling terminal.
+  const int fd =
+      ::openat(fd_, file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return make_error(ErrorCode::kNotFound, "no such file", host_path(name));
+    }
+    if (err == ELOOP) return root_.read_file(rel_ + "/" + file, max_bytes);
+    return detail::errno_error(err, "cannot open", host_path(name));
+  }
+  auto content = detail::read_all(fd, max_bytes);
+  // sysfs attributes are regular files that say something. Nothing read (a FIFO without writer,
+  // a directory's EISDIR): check what it is, so that the message says so.
+  if (!content || content->empty()) {
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       return make_error(ErrorCode::kInvalid, "not a regular file", host_path(name));
     }
   }
-  return detail::read_and_close(fd, max_bytes, [&] { return host_path(name); });
+  ::close(fd);
+  if (!content) {
+    Error e = content.error();
+    e.path = host_path(name);
+    return e;
+  }
+  return content;
 }
 
 Result<std::string> SysDir::read_attr(std::string_view name) const {
@@ -174,16 +181,15 @@ Result<std::string> SysDir::read_attr(std::string_view name) const {
 }
 
 Result<std::string> SysDir::read_link(std::string_view name) const {
-  const auto type = type_of(name);
-  if (!type) return make_error(ErrorCode::kNotFound, "no such link", host_path(name));
-  if (*type != EntryType::kLink && *type != EntryType::kUnknown) {
-    return make_error(ErrorCode::kInvalid, "not a symlink", host_path(name));
-  }
   root_.count(&SysRoot::Stats::readlinks);
-  std::array<char, 4096> buf{};
+  std::array<char, 4096> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   const std::string link(name);
   const ssize_t len = ::readlinkat(fd_, link.c_str(), buf.data(), buf.size());
-  if (len < 0) return detail::errno_error(errno, "cannot read symlink", host_path(name));
+  if (len < 0) {
+    if (errno == ENOENT) return make_error(ErrorCode::kNotFound, "no such link", host_path(name));
+    if (errno == EINVAL) return make_error(ErrorCode::kInvalid, "not a symlink", host_path(name));
+    return detail::errno_error(errno, "cannot read symlink", host_path(name));
+  }
   return std::string(buf.data(), static_cast<std::size_t>(len));
 }
 

@@ -2,10 +2,12 @@
 //
 // Reading `vendor`, `class`, `numa_node`, ... of a PCI function through full paths makes the
 // kernel walk ten path components per file; through the directory's descriptor (openat) it walks
-// one. The directory is listed once, with entry types, so absent optional attributes cost no
-// failed open and only regular files are read. Attribute names never contain '/', so nothing read
-// through a SysDir can leave the directory; an attribute that is a symlink is resolved by the
-// SysRoot it came from, with all of its checks.
+// one. Attributes are opened directly: an absent one costs one failed openat, cheaper than listing
+// the directory (which getdents does only when entries() or type_of() ask for it). Whatever is
+// not a regular file is reported as such instead of read (a FIFO neither blocks nor counts as an
+// empty value). Attribute names never contain '/', so nothing read through a SysDir can leave
+// the directory; an attribute that is a symlink is resolved by the SysRoot it came from, with all
+// of its checks.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +48,7 @@ class SysDir {
   [[nodiscard]] bool has(std::string_view name) const { return type_of(name).has_value(); }
 
   /// Reads attribute `name` whole (at most `max_bytes`). kNotFound when absent, kInvalid when it
-  /// is not a regular file (a FIFO or device planted in a capture).
+  /// is not a regular file and reads as nothing (a FIFO or directory planted in a capture).
   [[nodiscard]] Result<std::string> read_file(std::string_view name,
                                               std::size_t max_bytes = 65536) const;
   /// read_file() with surrounding whitespace stripped: a sysfs attribute's value.
