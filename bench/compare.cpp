@@ -163,7 +163,11 @@ std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& roo
                          line.find("openat2(") != std::string::npos ||
                          line.find("open(") != std::string::npos;
     const bool ok = line.find(" = -1 ") == std::string::npos;
-    if (is_open && ok && line.find("O_DIRECTORY") == std::string::npos) ++opens[path];
+    // Directories and O_PATH descriptors (SysRoot's kernel-checked "is this path canonical?")
+    // read no file.
+    const bool reads =
+        line.find("O_DIRECTORY") == std::string::npos && line.find("O_PATH") == std::string::npos;
+    if (is_open && ok && reads) ++opens[path];
   }
   fs::remove(log);
   p.files_read = opens.size();
