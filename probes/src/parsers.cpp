@@ -212,15 +212,27 @@ Result<std::vector<std::int64_t>> parse_distance_row(std::string_view text) {
   return row;
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> parse_key_value_lines(
-    std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> out;
+namespace {
+
+// The lines of `text`, trimmed, blank ones left out: how KFD properties and uevent files are read.
+std::vector<std::string_view> nonblank_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
   std::size_t start = 0;
   while (start < text.size()) {
     const std::size_t nl = std::min(text.find('\n', start), text.size());
     const std::string_view line = trim(text.substr(start, nl - start));
     start = nl + 1;
-    if (line.empty()) continue;
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+Result<std::vector<std::pair<std::string, std::string>>> parse_key_value_lines(
+    std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string_view line : nonblank_lines(text)) {
     std::size_t sp = 0;
     while (sp < line.size() && !is_space(line[sp]))
       ++sp;
@@ -253,12 +265,7 @@ Result<PciUevent> parse_pci_uevent(std::string_view text) {
   PciUevent out;
   bool have_class = false;
   bool have_id = false;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t nl = std::min(text.find('\n', start), text.size());
-    const std::string_view line = trim(text.substr(start, nl - start));
-    start = nl + 1;
-    if (line.empty()) continue;
+  for (const std::string_view line : nonblank_lines(text)) {
     const std::size_t eq = line.find('=');
     if (eq == std::string_view::npos || eq == 0) return malformed("KEY=value lines", line);
     const std::string_view key = line.substr(0, eq);
