@@ -459,6 +459,22 @@ TEST_P(BrokenRootWalk, LinkToAnotherFunctionIsSkipped) {
   EXPECT_NE(function(d, "0000:00:03.0"), nullptr);
 }
 
+// The kernel writes a device's directory as a real directory. One replaced by a symlink makes
+// the bus link's joined path non-canonical: the function is resolved in full and placed where
+// the link really leads, or skipped with a warning saying where that is — the same either walk.
+TEST_P(BrokenRootWalk, DeviceDirectoryThatIsASymlinkIsResolvedInFull) {
+  copy_capture(kSmall);
+  fs::create_directories(root_ / "sys/devices/elsewhere");
+  fs::rename(root_ / "sys/devices/pci0000:00/0000:00:03.0",
+             root_ / "sys/devices/elsewhere/0000:00:03.0");
+  test::make_symlink("../elsewhere/0000:00:03.0", root_ / "sys/devices/pci0000:00/0000:00:03.0");
+  const Discovery d = discover();
+  const std::string w = warning_naming(d, "pci", "sys/bus/pci/devices/0000:00:03.0");
+  EXPECT_NE(w.find("sys/devices/elsewhere/0000:00:03.0"), std::string::npos) << w;
+  EXPECT_EQ(function(d, "0000:00:03.0"), nullptr);
+  EXPECT_NE(function(d, "0000:00:02.0"), nullptr) << "the other functions stay";
+}
+
 TEST_P(BrokenRootWalk, MalformedRootBusDirectoryIsNotARootBus) {
   // "pci0000::0" has the shape of a root bus name but no bus number: once taken for one, parsing
   // its bus threw and the whole PCI probe failed.
