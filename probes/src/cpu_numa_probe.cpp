@@ -12,6 +12,8 @@
 #include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/parsers.hpp>
 
+#include "hwloc_guard.hpp"
+
 namespace nodetopo::probes {
 
 namespace {
@@ -121,7 +123,15 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
     hwloc_topology_set_cache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_type_filter(topo.get(), HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
-    if (hwloc_topology_load(topo.get()) != 0) {
+    // Everything hwloc opens under a root other than "/" is resolved inside it by the kernel.
+    std::optional<detail::HwlocGuard> guard;
+    if (!real_root) guard.emplace(root);
+    const int loaded = hwloc_topology_load(topo.get());
+    if (guard) {
+      for (const std::string& refusal : guard->refusals())
+        ctx.warn("hwloc: " + refusal);
+    }
+    if (loaded != 0) {
       return make_error(
           ErrorCode::kIo,
           std::string("hwloc could not load the CPU topology: ") + std::strerror(errno),
