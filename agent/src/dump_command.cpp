@@ -33,7 +33,12 @@ int run_dump(const DumpOptions& opts) {
   } else {
     doc = exporters::render_text_tree(d.topology, d.reports);
   }
-  return emit("dump", opts.output, doc);
+  const int rc = emit("dump", opts.output, doc);
+  // Printed, since a partial tree helps to see what is wrong, but not a success.
+  if (const std::string why = d.degraded(); rc == kExitOk && !why.empty()) {
+    return fail("dump", "degraded result: " + why);
+  }
+  return rc;
 }
 
 }  // namespace

@@ -85,10 +85,9 @@ Result<Host> load_host(const HostSource& source, const std::string& node_flag) {
   auto root = source.open();
   if (!root) return root.error();
   Host host{std::move(discovery.value()), {}, {}, {}};
-  for (const ProbeReport& r : host.discovery.reports) {
-    if (r.status == ProbeStatus::kFailed) {
-      std::cerr << "topo export: warning: probe " << r.probe << " failed: " << r.error << "\n";
-    }
+  // A degraded result is never published: it would withdraw what the failed probe misses.
+  if (const std::string why = host.discovery.degraded(); !why.empty()) {
+    return make_error(ErrorCode::kIo, "degraded result, nothing written: " + why);
   }
   const std::string config_path(exporters::kExportConfigPath);
   if (root.value().exists(config_path)) {
@@ -283,6 +282,9 @@ struct ShapeCommand {
 int run_shape(const ShapeCommand& opts) {
   auto discovery = opts.source.discover();
   if (!discovery) return fail("export shape", discovery.error().describe());
+  if (const std::string why = discovery->degraded(); !why.empty()) {
+    return fail("export shape", "degraded result, nothing written: " + why);
+  }
   const ShapeFingerprint shape = compute_shape(discovery->topology);
   std::string doc;
   if (opts.format == "json") {

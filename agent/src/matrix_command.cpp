@@ -25,7 +25,11 @@ int run_matrix(const MatrixOptions& opts) {
   const exporters::DeviceMatrix matrix = exporters::build_device_matrix(discovery.value().topology);
   const std::string doc = opts.format == "json" ? exporters::render_matrix_json(matrix)
                                                 : exporters::render_matrix_text(matrix);
-  return emit("matrix", opts.output, doc);
+  const int rc = emit("matrix", opts.output, doc);
+  if (const std::string why = discovery->degraded(); rc == kExitOk && !why.empty()) {
+    return fail("matrix", "degraded result: " + why);
+  }
+  return rc;
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ struct HwlocGuard::Access {
     const int err = errno;
     if (err != ENOSYS && err != EPERM && err != E2BIG) {
       if (err == ELOOP) refuse(guard, rel, "too many levels of symbolic links");
+      if (err == ENXIO) refuse(guard, rel, "a socket or absent device: not read");
       errno = err;
       return -1;
     }

@@ -114,6 +114,10 @@ Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness livenes
     return make_error(ErrorCode::kInvalid, "host root is not a directory", abs);
   }
   const std::string sys = (abs == "/" ? std::string() : abs) + "/sys";
+  if (::stat(sys.c_str(), &st) != 0 && errno != ENOENT) {
+    // EACCES and the like: the directory may well be there; say what the kernel said.
+    return errno_error(errno, "cannot access the host root's sys/", sys);
+  }
   if (::stat(sys.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return make_error(ErrorCode::kNotFound,
                       "no sys/ directory: a host root must hold the host's sys/ and proc/ "
