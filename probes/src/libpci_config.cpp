@@ -5,7 +5,9 @@ extern "C" {
 }
 
 #include <array>
+#include <csetjmp>
 #include <cstdarg>
+#include <cstdlib>
 #include <cstdio>
 #include <utility>
 
@@ -22,13 +24,40 @@ void record(const char* format, va_list args) {
   if (g_messages != nullptr) g_messages->emplace_back(buf.data());
 }
 
-// Replaces libpci's default error handler, which calls exit().
+// Where a fatal libpci error returns to: the libpci call of this thread in progress.
+thread_local std::jmp_buf* g_error_jump = nullptr;
+
+// Warnings are recorded and libpci goes on.
 void on_message(char* format, ...) {
   va_list args;
   va_start(args, format);
   record(format, args);
   va_end(args);
 }
+
+// libpci declares its error callback noreturn (its default calls exit()) and relies on it: it is
+// recorded, then control goes back to the nodetopo call that entered libpci, past libpci's own
+// frames only (C frames without destructors). No such call: abort, as libpci would exit.
+[[noreturn]] void on_error(char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  record(format, args);
+  va_end(args);
+  if (g_error_jump != nullptr) std::longjmp(*g_error_jump, 1);
+  std::abort();
+}
+
+// Installs `jump` as this thread's error return for the lifetime of the object.
+class ErrorJump {
+ public:
+  explicit ErrorJump(std::jmp_buf* jump) : previous_(g_error_jump) { g_error_jump = jump; }
+  ~ErrorJump() { g_error_jump = previous_; }
+  ErrorJump(const ErrorJump&) = delete;
+  ErrorJump& operator=(const ErrorJump&) = delete;
+
+ private:
+  std::jmp_buf* previous_;
+};
 
 void on_debug(char* /*format*/, ...) {}
 
@@ -74,7 +103,7 @@ std::uint16_t word(std::span<const std::uint8_t> b, std::size_t at) {
 Result<LibpciConfig> LibpciConfig::open() {
   pci_access* access = pci_alloc();
   if (access == nullptr) return make_error(ErrorCode::kIo, "libpci: pci_alloc failed");
-  access->error = on_message;
+  access->error = on_error;
   access->warning = on_message;
   access->debug = on_debug;
   // Every read is served from the config cache the probe supplies; a read outside it would go to
@@ -84,6 +113,13 @@ Result<LibpciConfig> LibpciConfig::open() {
   pci_set_param(access, const_cast<char*>("sysfs.path"), nowhere.data());
   std::vector<std::string> messages;
   MessageScope scope(&messages);
+  std::jmp_buf jump;
+  ErrorJump error_jump(&jump);
+  if (setjmp(jump) != 0) {  // NOLINT(cert-err52-cpp): libpci's noreturn error callback
+    pci_cleanup(access);
+    return make_error(ErrorCode::kIo,
+                      "libpci: " + (messages.empty() ? std::string("error") : messages.back()));
+  }
   pci_init(access);
   if (!messages.empty()) {
     pci_cleanup(access);
@@ -119,6 +155,12 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
   }
   // libpci keeps the pointer: the copy lives until pci_free_dev below.
   std::vector<u8> cache(config.begin(), config.end());
+  std::jmp_buf jump;
+  ErrorJump error_jump(&jump);
+  if (setjmp(jump) != 0) {  // NOLINT(cert-err52-cpp): libpci's noreturn error callback
+    pci_free_dev(dev);
+    return out;  // the error is among out.problems
+  }
   pci_setup_cache(dev, cache.data(), static_cast<int>(cache.size()));
 
   out.header_type = pci_read_byte(dev, PCI_HEADER_TYPE) & 0x7f;
