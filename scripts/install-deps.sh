@@ -20,6 +20,10 @@ packages=(
   graphviz
   # the benchmark counts file-system calls of topo and lstopo with strace
   strace
+  # the hostile-root suite runs topo under timeout/prlimit and as nobody with setpriv
+  coreutils util-linux
+  # the fuzz preset: clang with libFuzzer and the sanitizer runtimes (docs/reliability.md)
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -1,8 +1,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <hwloc.h>
@@ -148,18 +150,37 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   machine.memory_bytes = machine_obj->total_memory;
 
   const int npackages = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_PACKAGE);
+  // Packages are named by their OS index (physical_package_id) when every package has its own.
+  // s390x, POWER and ia64 report none or repeat one: then all are named by hwloc's logical
+  // index, as lstopo numbers them, instead of collapsing into one node.
+  std::set<unsigned> os_indexes;
+  bool os_ids_usable = true;
+  for (int i = 0; i < npackages; ++i) {
+    hwloc_obj_t obj =
+        hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    if (obj == nullptr || obj->os_index == HWLOC_UNKNOWN_INDEX ||
+        !os_indexes.insert(obj->os_index).second) {
+      os_ids_usable = false;
+    }
+  }
+  std::map<hwloc_obj_t, NodeIndex> package_nodes;
   for (int i = 0; i < npackages; ++i) {
     hwloc_obj_t obj =
         hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
     if (obj == nullptr) continue;  // hwloc's contract: NULL past the count; guards -O2 analysis
+    const unsigned id = os_ids_usable ? obj->os_index : obj->logical_index;
     PackageInfo pkg;
     pkg.os_index = obj->os_index;
     pkg.cpus = to_cpu_set(obj->cpuset);
     pkg.cpu_vendor = info(obj, "CPUVendor");
     pkg.cpu_model = info(obj, "CPUModel");
-    auto added = builder.add(NodeKind::kPackage, "package/" + std::to_string(obj->os_index),
-                             builder.root(), std::move(pkg));
-    if (!added) ctx.warn(added.error());
+    auto added = builder.add(NodeKind::kPackage, "package/" + std::to_string(id), builder.root(),
+                             std::move(pkg));
+    if (!added) {
+      ctx.warn(added.error());
+      continue;
+    }
+    package_nodes.emplace(obj, *added);
   }
 
   const int nnuma = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_NUMANODE);
@@ -179,8 +200,12 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
       if (auto addr = parse_pci_address(bus_id)) numa.device = *addr;
     }
     NodeIndex parent = builder.root();
+    // Where hwloc put it: under its package (found by object, not by a name that may repeat),
+    // else under the machine.
     if (hwloc_obj_t pkg = ancestor_package(obj)) {
-      if (auto found = builder.find("package/" + std::to_string(pkg->os_index))) parent = *found;
+      if (auto found = package_nodes.find(pkg); found != package_nodes.end()) {
+        parent = found->second;
+      }
     }
     auto added = builder.add(NodeKind::kNumaNode, "numa/" + std::to_string(obj->os_index), parent,
                              std::move(numa));

@@ -7,8 +7,8 @@ extern "C" {
 #include <array>
 #include <csetjmp>
 #include <cstdarg>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace nodetopo::probes {
@@ -38,7 +38,9 @@ void on_message(char* format, ...) {
 // libpci declares its error callback noreturn (its default calls exit()) and relies on it: it is
 // recorded, then control goes back to the nodetopo call that entered libpci, past libpci's own
 // frames only (C frames without destructors). No such call: abort, as libpci would exit.
-[[noreturn]] void on_error(char* format, ...) {
+// The GNU attribute, not [[noreturn]]: clang makes it part of the function type, as libpci's
+// declaration of the callback does.
+__attribute__((noreturn)) void on_error(char* format, ...) {
   va_list args;
   va_start(args, format);
   record(format, args);

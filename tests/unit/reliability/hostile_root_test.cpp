@@ -462,3 +462,49 @@ INSTANTIATE_TEST_SUITE_P(Walks, RacingRoot, test::all_path_walks(), test::path_w
 
 }  // namespace
 }  // namespace nodetopo
+
+namespace nodetopo {
+namespace {
+
+// Four CPUs in two packages that report the same physical id (as s390x and POWER do): two
+// package nodes named by hwloc's logical index, each with its CPUs, no "duplicate node id".
+void write_cpu(const std::filesystem::path& root, int cpu, const std::string& package_id,
+               const std::string& core_siblings) {
+  const auto dir = root / ("sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology");
+  test::write_file(dir / "physical_package_id", package_id + "\n");
+  test::write_file(dir / "core_id", std::to_string(cpu) + "\n");
+  test::write_file(dir / "core_siblings", core_siblings + "\n");
+  test::write_file(dir / "thread_siblings", std::to_string(1 << cpu) + "\n");
+}
+
+TEST(OtherArchitectures, PackagesWithoutAUniquePhysicalIdKeepTheirCpus) {
+  for (const std::string id : {"0", "-1"}) {
+    SCOPED_TRACE("physical_package_id " + id);
+    test::TempDir tmp;
+    test::write_file(tmp.path() / "sys/devices/system/cpu/online", "0-3\n");
+    std::filesystem::create_directories(tmp.path() / "proc");
+    write_cpu(tmp.path(), 0, id, "3");
+    write_cpu(tmp.path(), 1, id, "3");
+    write_cpu(tmp.path(), 2, id, "c");
+    write_cpu(tmp.path(), 3, id, "c");
+    auto root = probes::SysRoot::open(tmp.path(), probes::SysRoot::Liveness::kCapture);
+    ASSERT_TRUE(root.ok());
+    const probes::Discovery d = probes::discover(root.value());
+    EXPECT_TRUE(d.degraded().empty()) << d.degraded();
+    for (const ProbeReport& r : d.reports) {
+      for (const std::string& w : r.warnings)
+        EXPECT_EQ(w.find("duplicate"), std::string::npos) << w;
+    }
+    std::size_t cpus = 0;
+    const auto packages = d.topology.nodes_of_kind(NodeKind::kPackage);
+    for (NodeIndex p : packages)
+      cpus += d.topology.node(p).as<PackageInfo>().cpus.members().size();
+    EXPECT_EQ(cpus, 4U) << "every CPU is in a package";
+    if (id == "0") {
+      EXPECT_EQ(packages.size(), 2U);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nodetopo
