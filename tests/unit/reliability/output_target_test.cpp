@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -162,6 +163,36 @@ TEST(MockForce, ForeignDirectoryWithAnEmptyMarkerIsNotDeleted) {
   // A previous mock host is replaced.
   r = test::run_command({topo(), "mock", "build", "dgx-h100", host.string(), "--force"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(MockProfile, InvalidUtf8FifoAndDeviceProfilesAreRefusedNamingTheFile) {
+  test::TempDir tmp;
+  const fs::path bad = tmp.path() / "bad.yaml";
+  std::string text;
+  {
+    std::ifstream in(PROJECT_SOURCE_DIR "/mock/profiles/cpu-only.yaml");
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t at = text.find("description:");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 13, "\xff\xfe ");
+  test::write_file(bad, text);
+  auto r =
+      test::run_command({topo(), "mock", "build", bad.string(), (tmp.path() / "out").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not valid UTF-8"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad.string()), std::string::npos) << r.err;
+  const fs::path fifo = tmp.path() / "fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  r = test::run_command({"timeout", "-s", "KILL", "20", topo(), "dump", "--mock", fifo.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(fifo.string()), std::string::npos) << r.err;
+  const fs::path zero = tmp.path() / "zero.yaml";
+  if (::mknod(zero.c_str(), S_IFCHR | 0644, makedev(1, 5)) == 0) {
+    r = test::run_command({"timeout", "-s", "KILL", "20", topo(), "dump", "--mock", zero.string()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(zero.string()), std::string::npos) << r.err;
+  }
 }
 
 TEST(HostOptions, EmptyRootOrMockIsAUsageError) {
