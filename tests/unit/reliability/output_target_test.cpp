@@ -170,7 +170,7 @@ TEST(MockProfile, InvalidUtf8FifoAndDeviceProfilesAreRefusedNamingTheFile) {
   const fs::path bad = tmp.path() / "bad.yaml";
   std::string text;
   {
-    std::ifstream in(PROJECT_SOURCE_DIR "/mock/profiles/cpu-only.yaml");
+    std::ifstream in(test::source_dir() / "mock/profiles/cpu-only.yaml");
     text.assign(std::istreambuf_iterator<char>(in), {});
   }
   const std::size_t at = text.find("description:");
