@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <nodetopo/agent/commands.hpp>
-#include <nodetopo/probes/log.hpp>
+#include <nodetopo/base/log.hpp>
 
 namespace nodetopo::agent {
 

@@ -2,7 +2,7 @@
 
 #include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
-#include <nodetopo/exporters/sinks.hpp>
+#include <nodetopo/base/atomic_file.hpp>
 
 namespace nodetopo::agent {
 
@@ -12,8 +12,7 @@ int fail(std::string_view command, const std::string& message) {
 }
 
 int emit(std::string_view command, const std::string& output, const std::string& doc) {
-  const Result<void> written =
-      output.empty() ? exporters::write_stdout(doc) : exporters::write_file_atomic(output, doc);
+  const Result<void> written = output.empty() ? write_stdout(doc) : write_file_atomic(output, doc);
   if (!written) return fail(command, written.error().describe());
   return kExitOk;
 }

@@ -16,12 +16,12 @@
 #include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
 #include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/base/atomic_file.hpp>
 #include <nodetopo/exporters/export_config.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 #include <nodetopo/exporters/node_labels.hpp>
 #include <nodetopo/exporters/nrt.hpp>
 #include <nodetopo/exporters/resource_slices.hpp>
-#include <nodetopo/exporters/sinks.hpp>
 #include <nodetopo/exporters/yaml_emit.hpp>
 #include <nodetopo/topology/shape.hpp>
 

@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/mock/builder.hpp>
-#include <nodetopo/probes/log.hpp>
 
 namespace nodetopo::agent {
 

@@ -1,9 +1,9 @@
-#include <algorithm>
+#include <cstdint>
 #include <exception>
+#include <optional>
 #include <set>
 
-#include <yaml-cpp/yaml.h>
-
+#include <nodetopo/base/yaml_reader.hpp>
 #include <nodetopo/exporters/export_config.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 
@@ -11,65 +11,64 @@ namespace nodetopo::exporters {
 
 namespace {
 
-Error bad(std::string_view source, const std::string& message) {
-  return make_error(ErrorCode::kInvalid, message, std::string(source));
-}
-
-Result<std::uint64_t> to_uint(const YAML::Node& node, const std::string& key,
-                              std::string_view source) {
-  if (!node.IsScalar()) return bad(source, key + ": expected a number");
-  const auto value = k8s::parse_quantity(node.Scalar());
+// A whole number or a Kubernetes quantity ("100", "1Gi", "512Mi"), within [min, max]; `what`
+// says in words what the bound means when it is broken.
+std::optional<std::uint64_t> read_quantity(yaml::Reader& r, const YAML::Node& node,
+                                           const std::string& path, std::uint64_t min,
+                                           std::uint64_t max, std::string_view range) {
+  const auto text = yaml::read_scalar(r, node, path, "a number");
+  if (!text) return std::nullopt;
+  const auto value = k8s::parse_quantity(*text);
   if (!value) {
-    return bad(source, key + ": \"" + node.Scalar() + "\" is not a whole number or quantity");
+    r.fail(node, path, "\"" + *text + "\" is not a whole number or quantity");
+    return std::nullopt;
   }
-  return *value;
+  if (*value < min || *value > max) {
+    r.fail(node, path, std::string(range));
+    return std::nullopt;
+  }
+  return value;
 }
 
-Result<SharingConfig> parse_sharing(const YAML::Node& node, std::string_view source) {
-  if (!node.IsMap()) return bad(source, "sharing: expected a mapping");
+SharingConfig parse_sharing(yaml::Reader& r, const YAML::Node& node) {
   SharingConfig cfg;
-  for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
-    const YAML::Node& value = entry.second;
-    if (key == "mode") {
-      if (!value.IsScalar()) return bad(source, "sharing.mode: expected a string");
-      auto mode = parse_sharing_mode(value.Scalar());
-      if (!mode) return bad(source, "sharing.mode: " + mode.error().message);
+  yaml::Fields f(r, node, "sharing");
+  const YAML::Node mode_node = f.take("mode");
+  if (auto text = yaml::read_string(r, mode_node, f.path("mode"))) {
+    auto mode = parse_sharing_mode(*text);
+    if (mode) {
       cfg.mode = mode.value();
-    } else if (key == "cores") {
-      auto v = to_uint(value, "sharing.cores", source);
-      if (!v) return v.error();
-      if (v.value() < 1 || v.value() > 10000) {
-        return bad(source, "sharing.cores: must be between 1 and 10000");
-      }
-      cfg.cores = static_cast<std::uint32_t>(v.value());
-    } else if (key == "memoryStep") {
-      auto v = to_uint(value, "sharing.memoryStep", source);
-      if (!v) return v.error();
-      if (v.value() < (std::uint64_t{1} << 20)) {
-        return bad(source, "sharing.memoryStep: must be at least 1Mi");
-      }
-      cfg.memory_step = v.value();
-    } else if (key == "partitions") {
-      if (!value.IsSequence()) return bad(source, "sharing.partitions: expected a list");
-      cfg.partitions.clear();
+    } else {
+      r.fail(mode_node, f.path("mode"), mode.error().message);
+    }
+  }
+  if (auto v = read_quantity(r, f.take("cores"), f.path("cores"), 1, 10000,
+                             "must be between 1 and 10000")) {
+    cfg.cores = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = read_quantity(r, f.take("memoryStep"), f.path("memoryStep"), std::uint64_t{1} << 20,
+                             UINT64_MAX, "must be at least 1Mi")) {
+    cfg.memory_step = *v;
+  }
+  const YAML::Node parts = f.take("partitions");
+  if (!yaml::is_absent(parts)) {
+    if (!parts.IsSequence()) {
+      r.fail(parts, f.path("partitions"), "expected a list");
+    } else {
       std::set<std::uint32_t> seen;
-      for (const auto& item : value) {
-        auto v = to_uint(item, "sharing.partitions", source);
-        if (!v) return v.error();
-        if (v.value() < 2 || v.value() > 16) {
-          return bad(source, "sharing.partitions: each entry must be between 2 and 16");
-        }
-        if (!seen.insert(static_cast<std::uint32_t>(v.value())).second) {
-          return bad(source, "sharing.partitions: duplicate entry " + std::to_string(v.value()));
+      for (const auto& item : parts) {
+        auto v = read_quantity(r, item, f.path("partitions"), 2, 16,
+                               "each entry must be between 2 and 16");
+        if (!v) break;
+        if (!seen.insert(static_cast<std::uint32_t>(*v)).second) {
+          r.fail(item, f.path("partitions"), "duplicate entry " + std::to_string(*v));
+          break;
         }
       }
       cfg.partitions.assign(seen.begin(), seen.end());
-    } else {
-      return bad(source, "sharing: unknown key \"" + key +
-                             "\" (known: mode, cores, memoryStep, partitions)");
     }
   }
+  f.done();
   return cfg;
 }
 
@@ -106,28 +105,35 @@ Result<ExportConfig> parse_export_config(std::string_view text, std::string_view
   }
   ExportConfig cfg;
   if (root.IsNull()) return cfg;  // an empty file changes nothing
-  if (!root.IsMap()) return bad(source, "expected a mapping at the top level");
+  if (!root.IsMap()) {
+    return make_error(ErrorCode::kInvalid, "expected a mapping at the top level",
+                      std::string(source));
+  }
+  yaml::Reader r(std::string(source), "settings");
   try {
-    for (const auto& entry : root) {
-      const std::string key = entry.first.as<std::string>();
-      if (key == "driver") {
-        if (!entry.second.IsScalar()) return bad(source, "driver: expected a string");
-        const std::string driver = entry.second.Scalar();
-        if (std::string why = k8s::check_dns_subdomain(driver, 63); !why.empty()) {
-          return bad(source, "driver: " + why);
-        }
-        cfg.driver = driver;
-      } else if (key == "sharing") {
-        auto sharing = parse_sharing(entry.second, source);
-        if (!sharing) return sharing.error();
-        cfg.sharing = std::move(sharing.value());
+    yaml::Fields f(r, root, "");
+    const YAML::Node driver_node = f.take("driver");
+    if (auto driver = yaml::read_string(r, driver_node, "driver")) {
+      if (std::string why = k8s::check_dns_subdomain(*driver, 63); !why.empty()) {
+        r.fail(driver_node, "driver", why);
       } else {
-        return bad(source, "unknown key \"" + key + "\" (known: driver, sharing)");
+        cfg.driver = *driver;
       }
     }
+    const YAML::Node sharing = f.take("sharing");
+    if (sharing.IsDefined()) {
+      // `sharing:` with nothing after it is a mistake, not "no sharing": say so.
+      if (!sharing.IsMap()) {
+        r.fail(sharing, "sharing", "expected a mapping");
+      } else {
+        cfg.sharing = parse_sharing(r, sharing);
+      }
+    }
+    f.done();
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kMalformed, e.what(), std::string(source));
   }
+  if (r.failed()) return r.error();
   return cfg;
 }
 

@@ -1,9 +1,9 @@
 #include <array>
 #include <cstdio>
 
+#include <nodetopo/base/hex.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/exporters/matrix.hpp>
-#include <nodetopo/topology/hex.hpp>
 
 #include "json_writer.hpp"
 #include "matrix_json.hpp"

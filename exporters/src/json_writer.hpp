@@ -24,17 +24,19 @@
 #include <type_traits>
 #include <vector>
 
+#include <nodetopo/base/json_escape.hpp>
+
 namespace nodetopo::exporters::detail {
 
-/// Appends `text` as a JSON string literal, escaped exactly as nlohmann::json::dump does with
-/// error_handler_t::replace.
-void append_json_string(std::string& out, std::string_view text);
+/// Appends `text` as a JSON string literal: base's one escaper (nodetopo/base/json_escape.hpp),
+/// escaped exactly as nlohmann::json::dump does with error_handler_t::replace.
+inline void append_json_string(std::string& out, std::string_view text) {
+  json::append_string(out, text);
+}
 
-/// Whether a byte goes into a JSON string as it is: printable ASCII (DEL included) but '"' and
-/// '\\'. Control characters are escaped; bytes >= 0x80 are UTF-8, which nlohmann validates.
+/// Whether a byte goes into a JSON string as it is (json::is_plain_char).
 constexpr bool is_plain_json_char(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
+  return json::is_plain_char(c);
 }
 
 /// A key given as a string literal: `j.key("vendor_id")`. Checked when compiling (a literal that

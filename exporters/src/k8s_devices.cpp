@@ -4,8 +4,8 @@
 #include <map>
 #include <numeric>
 
+#include <nodetopo/base/hex.hpp>
 #include <nodetopo/exporters/k8s_devices.hpp>
-#include <nodetopo/topology/hex.hpp>
 #include <nodetopo/topology/relations.hpp>
 #include <nodetopo/topology/shape.hpp>
 

@@ -1,12 +1,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <nodetopo/base/hex.hpp>
 #include <nodetopo/exporters/k8s_devices.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 #include <nodetopo/exporters/resource_slices.hpp>
 #include <nodetopo/exporters/slice_validator.hpp>
 #include <nodetopo/exporters/yaml_emit.hpp>
-#include <nodetopo/topology/hex.hpp>
 #include <nodetopo/topology/shape.hpp>
 
 namespace nodetopo::exporters::dra {

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include <nodetopo/base/hex.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
-#include <nodetopo/topology/hex.hpp>
 
 namespace nodetopo::exporters {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/mock/profile.hpp>
 #include <nodetopo/topology/cpu_set.hpp>
-#include <nodetopo/topology/error.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 #include "catalog.hpp"

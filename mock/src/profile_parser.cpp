@@ -9,8 +9,8 @@
 
 #include "catalog.hpp"
 #include "plan.hpp"
+#include "profile_yaml.hpp"
 #include "synthetic.hpp"
-#include "yaml_reader.hpp"
 
 namespace nodetopo::mock {
 
@@ -636,7 +636,7 @@ void apply_overrides(Reader& r, YAML::Node& root,
 
 Result<Profile> parse_profile(std::string_view yaml, std::string_view source,
                               const std::map<std::string, std::string>& overrides) {
-  Reader reader{std::string(source)};
+  Reader reader{std::string(source), "profile"};
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));

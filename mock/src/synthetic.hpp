@@ -2,8 +2,8 @@
 // handful of parameters (SyntheticSpec), for scale tests up to 64+ GPUs and 1000+ PCI functions.
 #pragma once
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/mock/profile.hpp>
-#include <nodetopo/topology/error.hpp>
 
 namespace nodetopo::mock::detail {
 

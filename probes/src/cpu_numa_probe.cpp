@@ -8,8 +8,8 @@
 #include <hwloc.h>
 #include <spdlog/spdlog.h>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/cpu_numa_probe.hpp>
-#include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/parsers.hpp>
 
 namespace nodetopo::probes {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::probes::detail {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/probes/sys_root.hpp>
-#include <nodetopo/topology/error.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 namespace nodetopo::probes {

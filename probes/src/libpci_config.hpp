@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 struct pci_access;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 #include "nvml_abi.hpp"
 

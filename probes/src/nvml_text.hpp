@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 #include "nvml_abi.hpp"

@@ -14,9 +14,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/probes/discovery.hpp>
-#include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/relations.hpp>

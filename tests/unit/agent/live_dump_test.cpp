@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/discovery.hpp>
-#include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
 #include "test_support.hpp"

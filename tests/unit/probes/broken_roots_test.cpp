@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/probes/discovery.hpp>
-#include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
 #include "path_walks.hpp"

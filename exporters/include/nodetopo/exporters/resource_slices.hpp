@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/exporters/export_config.hpp>
-#include <nodetopo/topology/error.hpp>
 #include <nodetopo/topology/topology.hpp>
 
 namespace nodetopo::exporters::dra {

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/diagnostics.hpp>
-#include <nodetopo/topology/error.hpp>
 #include <nodetopo/topology/topology.hpp>
 
 namespace spdlog {

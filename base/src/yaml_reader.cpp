@@ -1,16 +1,12 @@
-#include "yaml_reader.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
-namespace nodetopo::mock::detail {
+#include <nodetopo/base/yaml_reader.hpp>
+
+namespace nodetopo::yaml {
 
 namespace {
-
-bool absent(const YAML::Node& n) {
-  return !n.IsDefined() || n.IsNull();
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -27,10 +23,15 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// A scalar's text; records an error for sequences and mappings.
-std::optional<std::string> scalar(Reader& r, const YAML::Node& n, const std::string& path,
-                                  std::string_view expected) {
-  if (absent(n)) return std::nullopt;
+}  // namespace
+
+bool is_absent(const YAML::Node& node) {
+  return !node.IsDefined() || node.IsNull();
+}
+
+std::optional<std::string> read_scalar(Reader& r, const YAML::Node& n, const std::string& path,
+                                       std::string_view expected) {
+  if (is_absent(n)) return std::nullopt;
   if (!n.IsScalar()) {
     r.fail(
         n, path,
@@ -39,14 +40,6 @@ std::optional<std::string> scalar(Reader& r, const YAML::Node& n, const std::str
   }
   return n.Scalar();
 }
-
-constexpr std::uint32_t kWidths[] = {1, 2, 4, 8, 12, 16, 32};
-
-bool valid_width(std::uint64_t w) {
-  return std::find(std::begin(kWidths), std::end(kWidths), w) != std::end(kWidths);
-}
-
-}  // namespace
 
 void Reader::fail(const YAML::Node& node, std::string_view field, std::string_view message) {
   fail(line_of(node), field, message);
@@ -70,15 +63,15 @@ int line_of(const YAML::Node& node) {
 // yaml-cpp's Node::operator= rebinds the node inside its document, so the node to read is
 // chosen before construction instead of being reassigned.
 YAML::Node Fields::mapping_or_empty(const YAML::Node& node) {
-  if (!absent(node) && node.IsMap()) return node;
+  if (!is_absent(node) && node.IsMap()) return node;
   return YAML::Node(YAML::NodeType::Map);
 }
 
 Fields::Fields(Reader& reader, const YAML::Node& node, std::string field_path)
     : reader_(reader), node_(mapping_or_empty(node)), path_(std::move(field_path)) {
-  if (absent(node)) return;
+  if (is_absent(node)) return;
   if (!node.IsMap()) {
-    reader_.fail(node, path_.empty() ? "profile" : path_, "expected a mapping of keys");
+    reader_.fail(node, path_.empty() ? reader_.document() : path_, "expected a mapping of keys");
     return;
   }
   // yaml-cpp keeps duplicate keys (lookups see only the first): refuse them here.
@@ -102,7 +95,7 @@ YAML::Node Fields::take(std::string_view key) {
 
 YAML::Node Fields::require(std::string_view key) {
   YAML::Node value = take(key);
-  if (absent(value)) reader_.fail(node_, path(key), "required field is missing");
+  if (is_absent(value)) reader_.fail(node_, path(key), "required field is missing");
   return value;
 }
 
@@ -141,12 +134,12 @@ std::optional<std::uint64_t> parse_number(std::string_view text) {
 }
 
 std::optional<std::string> read_string(Reader& r, const YAML::Node& n, const std::string& path) {
-  return scalar(r, n, path, "a string");
+  return read_scalar(r, n, path, "a string");
 }
 
 std::optional<std::uint64_t> read_uint(Reader& r, const YAML::Node& n, const std::string& path,
                                        std::uint64_t max, std::uint64_t min) {
-  auto text = scalar(r, n, path, "a number");
+  auto text = read_scalar(r, n, path, "a number");
   if (!text) return std::nullopt;
   auto value = parse_number(*text);
   if (!value) {
@@ -163,7 +156,7 @@ std::optional<std::uint64_t> read_uint(Reader& r, const YAML::Node& n, const std
 
 std::optional<std::int64_t> read_int(Reader& r, const YAML::Node& n, const std::string& path,
                                      std::int64_t min, std::int64_t max) {
-  auto text = scalar(r, n, path, "a number");
+  auto text = read_scalar(r, n, path, "a number");
   if (!text) return std::nullopt;
   std::string_view t = trim(*text);
   const bool negative = !t.empty() && t.front() == '-';
@@ -184,7 +177,7 @@ std::optional<std::int64_t> read_int(Reader& r, const YAML::Node& n, const std::
 }
 
 std::optional<bool> read_bool(Reader& r, const YAML::Node& n, const std::string& path) {
-  auto text = scalar(r, n, path, "true or false");
+  auto text = read_scalar(r, n, path, "true or false");
   if (!text) return std::nullopt;
   const std::string v = lower(*text);
   if (v == "true" || v == "yes") return true;
@@ -194,7 +187,7 @@ std::optional<bool> read_bool(Reader& r, const YAML::Node& n, const std::string&
 }
 
 std::optional<std::uint64_t> read_size(Reader& r, const YAML::Node& n, const std::string& path) {
-  auto text = scalar(r, n, path, "a size such as \"80 GiB\"");
+  auto text = read_scalar(r, n, path, "a size such as \"80 GiB\"");
   if (!text) return std::nullopt;
   std::string_view t = trim(*text);
   std::size_t digits = 0;
@@ -231,118 +224,9 @@ std::optional<std::uint64_t> read_size(Reader& r, const YAML::Node& n, const std
   return *number << shift;
 }
 
-std::optional<std::uint32_t> parse_pcie_speed(std::string_view text) {
-  std::string t = lower(trim(text));
-  if (t.starts_with("gen")) {
-    auto gen = parse_number(std::string_view(t).substr(3));
-    static constexpr std::uint32_t kByGen[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
-    if (!gen || *gen < 1 || *gen > 6) return std::nullopt;
-    return kByGen[*gen];
-  }
-  if (t.ends_with("gt/s")) t = std::string(trim(std::string_view(t).substr(0, t.size() - 4)));
-  if (t == "2.5") return 2500;
-  if (t == "5" || t == "5.0") return 5000;
-  if (t == "8" || t == "8.0") return 8000;
-  if (t == "16" || t == "16.0") return 16000;
-  if (t == "32" || t == "32.0") return 32000;
-  if (t == "64" || t == "64.0") return 64000;
-  return std::nullopt;
-}
-
-std::optional<PcieLink> read_link(Reader& r, const YAML::Node& n, const std::string& path) {
-  if (absent(n)) return std::nullopt;
-  PcieLink link;
-  const std::string help =
-      " (expected e.g. \"gen5 x16\", \"32 GT/s x16\" or {speed: 32 GT/s, width: 16}; speeds 2.5, "
-      "5, 8, 16, 32, 64 GT/s; widths 1, 2, 4, 8, 12, 16, 32)";
-  if (n.IsMap()) {
-    Fields f(r, n, path);
-    YAML::Node speed = f.take("speed");
-    YAML::Node width = f.take("width");
-    f.done();
-    if (auto s = scalar(r, speed, f.path("speed"), "a speed")) {
-      auto mts = parse_pcie_speed(*s);
-      if (!mts) {
-        r.fail(speed, f.path("speed"), "'" + *s + "' is not a PCIe speed" + help);
-        return std::nullopt;
-      }
-      link.speed_mts = *mts;
-    }
-    if (auto w = read_uint(r, width, f.path("width"), 32, 1)) {
-      if (!valid_width(*w)) {
-        r.fail(width, f.path("width"), "x" + std::to_string(*w) + " is not a PCIe width" + help);
-        return std::nullopt;
-      }
-      link.width = static_cast<std::uint32_t>(*w);
-    }
-    return r.failed() ? std::nullopt : std::optional<PcieLink>(link);
-  }
-  auto text = scalar(r, n, path, "a PCIe link");
-  if (!text) return std::nullopt;
-  // Split into words; the width word starts with 'x'.
-  std::string t = lower(*text);
-  std::vector<std::string> words;
-  std::size_t pos = 0;
-  while (pos < t.size()) {
-    while (pos < t.size() && t[pos] == ' ')
-      ++pos;
-    std::size_t end = t.find(' ', pos);
-    if (end == std::string::npos) end = t.size();
-    if (end > pos) words.push_back(t.substr(pos, end - pos));
-    pos = end;
-  }
-  // "32 gt/s" arrives as two words: glue the unit back.
-  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-    if (words[i + 1] == "gt/s") {
-      words[i] += "gt/s";
-      words.erase(words.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    }
-  }
-  bool ok = !words.empty() && words.size() <= 2;
-  for (const std::string& w : words) {
-    if (!ok) break;
-    if (w.size() > 1 && w[0] == 'x') {
-      auto width = parse_number(std::string_view(w).substr(1));
-      ok = width && valid_width(*width) && link.width == 0;
-      if (ok) link.width = static_cast<std::uint32_t>(*width);
-    } else {
-      auto mts = parse_pcie_speed(w);
-      ok = mts && link.speed_mts == 0;
-      if (ok) link.speed_mts = *mts;
-    }
-  }
-  if (!ok) {
-    r.fail(n, path, "'" + *text + "' is not a PCIe link" + help);
-    return std::nullopt;
-  }
-  return link;
-}
-
-std::optional<DevFn> read_devfn(Reader& r, const YAML::Node& n, const std::string& path) {
-  auto text = scalar(r, n, path, "a device.function such as \"01.0\"");
-  if (!text) return std::nullopt;
-  const std::string_view t = trim(*text);
-  const std::size_t dot = t.find('.');
-  std::optional<std::uint64_t> dev;
-  std::optional<std::uint64_t> fn;
-  if (dot != std::string_view::npos && dot > 0 && dot <= 2 && t.size() == dot + 2) {
-    // Hex like lspci prints it ("1f.3"), without a 0x prefix.
-    dev = parse_number("0x" + std::string(t.substr(0, dot)));
-    fn = parse_number(t.substr(dot + 1));
-  }
-  if (!dev || !fn || *dev > 31 || *fn > 7) {
-    r.fail(n, path,
-           "'" + *text +
-               "' is not a device.function (hex device 00-1f, function 0-7, e.g. "
-               "\"01.0\")");
-    return std::nullopt;
-  }
-  return DevFn{static_cast<std::uint8_t>(*dev), static_cast<std::uint8_t>(*fn)};
-}
-
 std::optional<std::vector<std::string>> read_string_list(Reader& r, const YAML::Node& n,
                                                          const std::string& path) {
-  if (absent(n)) return std::nullopt;
+  if (is_absent(n)) return std::nullopt;
   std::vector<std::string> out;
   if (n.IsScalar()) {
     out.push_back(n.Scalar());
@@ -361,7 +245,7 @@ std::optional<std::vector<std::string>> read_string_list(Reader& r, const YAML::
 
 std::optional<std::vector<std::pair<std::string, std::int64_t>>> read_int_map(
     Reader& r, const YAML::Node& n, const std::string& path) {
-  if (absent(n)) return std::nullopt;
+  if (is_absent(n)) return std::nullopt;
   if (!n.IsMap()) {
     r.fail(n, path, "expected a mapping of NVML function names to return codes");
     return std::nullopt;
@@ -377,4 +261,4 @@ std::optional<std::vector<std::pair<std::string, std::int64_t>>> read_int_map(
   return out;
 }
 
-}  // namespace nodetopo::mock::detail
+}  // namespace nodetopo::yaml

@@ -6,9 +6,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <nodetopo/exporters/sinks.hpp>
+#include <nodetopo/base/atomic_file.hpp>
 
-namespace nodetopo::exporters {
+namespace nodetopo {
 
 namespace {
 
@@ -17,7 +17,7 @@ Result<void> write_all(int fd, std::string_view content, const std::string& what
     const ssize_t n = ::write(fd, content.data(), content.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(ErrorCode::kIo, std::string("write failed: ") + std::strerror(errno), what);
+      return errno_error(errno, "write failed", what);
     }
     content.remove_prefix(static_cast<std::size_t>(n));
   }
@@ -40,22 +40,21 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                         static_cast<mode_t>(mode));
   if (fd < 0) {
-    return make_error(ErrorCode::kIo,
-                      std::string("cannot create temporary file: ") + std::strerror(errno), tmp);
+    return errno_error(errno, "cannot create temporary file", tmp);
   }
   Result<void> written = write_all(fd, content, tmp);
   if (written && ::fsync(fd) != 0) {
-    written = make_error(ErrorCode::kIo, std::string("fsync failed: ") + std::strerror(errno), tmp);
+    written = errno_error(errno, "fsync failed", tmp);
   }
   if (::close(fd) != 0 && written) {
-    written = make_error(ErrorCode::kIo, std::string("close failed: ") + std::strerror(errno), tmp);
+    written = errno_error(errno, "close failed", tmp);
   }
   if (written && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    written = make_error(ErrorCode::kIo, std::string("rename failed: ") + std::strerror(errno),
-                         path.string());
+    const int err = errno;
+    written = errno_error(err, "rename failed", path.string());
   }
   if (!written) ::unlink(tmp.c_str());
   return written;
 }
 
-}  // namespace nodetopo::exporters
+}  // namespace nodetopo

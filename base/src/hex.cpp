@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <bit>
 
-#include <nodetopo/topology/hex.hpp>
+#include <nodetopo/base/hex.hpp>
 
 namespace nodetopo {
 

@@ -1,12 +1,14 @@
-// Sinks: where rendered documents go. The only exporter code that does I/O.
+// Writing documents out: standard output with short writes detected, and atomic file replacement
+// (the NFD feature file, `topo ... --output FILE`). The renderers above never do I/O; their callers
+// (the CLI, the daemon) hand the rendered text to these.
 #pragma once
 
 #include <filesystem>
 #include <string_view>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
-namespace nodetopo::exporters {
+namespace nodetopo {
 
 /// Writes `content` to standard output, failing on a short write (closed pipe, full disk).
 Result<void> write_stdout(std::string_view content);
@@ -17,4 +19,4 @@ Result<void> write_stdout(std::string_view content);
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
                                unsigned mode = 0644);
 
-}  // namespace nodetopo::exporters
+}  // namespace nodetopo

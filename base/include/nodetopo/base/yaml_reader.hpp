@@ -1,6 +1,14 @@
-// Strict reading of profile YAML: every key must be known, every scalar must parse completely,
-// and the first problem is kept with the line and field path it concerns. Reading goes on after
-// an error (values come back empty) so callers need no early returns; they check failed() once.
+// The one strict YAML reader of nodetopo (mock profiles, the export settings, the agent config):
+// every key must be known, duplicate keys are refused, every scalar must parse completely, and the
+// first problem is kept with the line and field path it concerns ("line 4: sharing.cores: ...").
+// Reading goes on after an error (values come back empty) so callers need no early returns; they
+// check failed() once at the end.
+//
+//   yaml::Reader r(source_name);
+//   yaml::Fields f(r, document_root, "");
+//   auto cores = yaml::read_uint(r, f.take("cores"), f.path("cores"), 10000, 1);
+//   f.done();                       // "unknown key (expected one of: ...)" for anything else
+//   if (r.failed()) return r.error();
 #pragma once
 
 #include <cstdint>
@@ -12,15 +20,16 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <nodetopo/topology/error.hpp>
-#include <nodetopo/topology/pci.hpp>
+#include <nodetopo/base/error.hpp>
 
-namespace nodetopo::mock::detail {
+namespace nodetopo::yaml {
 
-/// Collects the first error of one profile parse.
+/// Collects the first error of one document's parse. `source` names the file (the Error's path);
+/// `document` is what the top level is called in messages ("profile", "settings").
 class Reader {
  public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
+  explicit Reader(std::string source, std::string document = "document")
+      : source_(std::move(source)), document_(std::move(document)) {}
 
   /// Records "line N: field: message" unless an error is already recorded.
   void fail(const YAML::Node& node, std::string_view field, std::string_view message);
@@ -29,14 +38,24 @@ class Reader {
   [[nodiscard]] bool failed() const { return error_.has_value(); }
   [[nodiscard]] const Error& error() const { return *error_; }
   [[nodiscard]] const std::string& source() const { return source_; }
+  [[nodiscard]] const std::string& document() const { return document_; }
 
  private:
   std::string source_;
+  std::string document_;
   std::optional<Error> error_;
 };
 
 /// 1-based line of a node, 0 when unknown.
 int line_of(const YAML::Node& node);
+
+/// True for a node that is undefined (key absent) or null.
+bool is_absent(const YAML::Node& node);
+
+/// A scalar's text; nullopt without error when absent, nullopt with "expected <expected>, got a
+/// list|mapping" recorded when it is not a scalar.
+std::optional<std::string> read_scalar(Reader& r, const YAML::Node& n, const std::string& path,
+                                       std::string_view expected);
 
 /// A YAML mapping whose keys are consumed one by one; done() reports keys nobody asked for.
 class Fields {
@@ -77,14 +96,6 @@ std::optional<std::int64_t> read_int(Reader& r, const YAML::Node& n, const std::
 std::optional<bool> read_bool(Reader& r, const YAML::Node& n, const std::string& path);
 /// Sizes: a byte count or "<number> <unit>" with B, KiB, MiB, GiB, TiB (e.g. "80 GiB").
 std::optional<std::uint64_t> read_size(Reader& r, const YAML::Node& n, const std::string& path);
-/// PCIe links: "gen5 x16", "32 GT/s x16", "gen4" / "x8" alone, or {speed: .., width: ..}.
-std::optional<PcieLink> read_link(Reader& r, const YAML::Node& n, const std::string& path);
-/// "DD.F" device/function on a bus ("01.0", "1f.3").
-struct DevFn {
-  std::uint8_t device = 0;
-  std::uint8_t function = 0;
-};
-std::optional<DevFn> read_devfn(Reader& r, const YAML::Node& n, const std::string& path);
 /// A scalar or a list of scalars, as a list of strings.
 std::optional<std::vector<std::string>> read_string_list(Reader& r, const YAML::Node& n,
                                                          const std::string& path);
@@ -94,7 +105,5 @@ std::optional<std::vector<std::pair<std::string, std::int64_t>>> read_int_map(
 
 /// Parses a decimal or 0x-hex unsigned integer string completely.
 std::optional<std::uint64_t> parse_number(std::string_view text);
-/// Parses a PCIe speed in GT/s ("2.5", "32", "gen5") into MT/s; nullopt when not a PCIe speed.
-std::optional<std::uint32_t> parse_pcie_speed(std::string_view text);
 
-}  // namespace nodetopo::mock::detail
+}  // namespace nodetopo::yaml
