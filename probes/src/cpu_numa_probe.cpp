@@ -1,7 +1,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -10,44 +9,22 @@
 
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/cpu_numa_probe.hpp>
+#include <nodetopo/probes/environment.hpp>
 #include <nodetopo/probes/parsers.hpp>
+
+#include "hwloc_environment.hpp"
 
 namespace nodetopo::probes {
 
 namespace {
 
-// hwloc reads its fsroot and component list from the environment, which is process-global:
-// one discovery at a time sets, loads and restores it.
-std::mutex& hwloc_env_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-// Sets an environment variable for the lifetime of the object, then restores the old value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;  // NOLINT(concurrency-mt-unsafe)
-    if (value) {
-      ::setenv(name, value->c_str(), 1);  // NOLINT(concurrency-mt-unsafe): under the mutex
-    } else {
-      ::unsetenv(name);  // NOLINT(concurrency-mt-unsafe)
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
-    } else {
-      ::unsetenv(name_);  // NOLINT(concurrency-mt-unsafe)
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+// Components hwloc must not use, by its API (hwloc_topology_set_components): x86 would describe
+// this machine's CPU by CPUID, not the root's; no_os would add this machine's uname
+// (Architecture) to a capture's; xml and synthetic would replace the sysfs backend. What remains
+// is the Linux sysfs backend alone, as HWLOC_COMPONENTS=linux,stop gave (checked with
+// HWLOC_COMPONENTS_VERBOSE: "enabled discovery components: linux(0x7a)", identical XML). Not
+// "linuxio": hwloc 2.9 maps that old name onto the Linux backend's own I/O and annotation phases.
+constexpr const char* kBlacklistedComponents[] = {"x86", "no_os", "xml", "synthetic"};
 
 class HwlocTopology {
  public:
@@ -87,46 +64,52 @@ hwloc_obj_t ancestor_package(hwloc_obj_t obj) {
 
 }  // namespace
 
+std::vector<EnvVar> hwloc_environment(const SysRoot& root) {
+  std::vector<EnvVar> vars = {
+      {"HWLOC_FSROOT",
+       root.path() == "/" ? std::nullopt : std::optional<std::string>(root.path().string())},
+      {"HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES", "1"},
+      {"HWLOC_XMLFILE", std::nullopt},
+      {"HWLOC_SYNTHETIC", std::nullopt},
+      // A user's component list would override the blacklist above.
+      {"HWLOC_COMPONENTS", std::nullopt},
+      // The Linux backend is part of libhwloc itself; its plugins (PCI through libpciaccess, GL,
+      // OpenCL, libxml2) are I/O discovery this probe turns off anyway. Not loading them saves
+      // about 1.5 ms of dlopen per discovery.
+      {"HWLOC_PLUGINS_PATH", std::string("/nonexistent/nodetopo-no-hwloc-plugins")},
+  };
+  // hwloc prints its critical errors on stderr itself; with JSON logs every stderr line must be a
+  // JSON object, so it stays silent there (the probe reports the failure itself).
+  if (current_log_format() == LogFormat::kJson) vars.push_back({"HWLOC_HIDE_ERRORS", "2"});
+  return vars;
+}
+
 Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   const SysRoot& root = ctx.root();
+  // The environment is main's (nodetopo/probes/environment.hpp): here it is only checked.
+  if (auto wrong = environment_mismatch(hwloc_environment(root))) {
+    return make_error(ErrorCode::kInvalid, environment_not_written(*wrong));
+  }
   HwlocTopology topo;
-  {
-    std::lock_guard lock(hwloc_env_mutex());
-    const bool real_root = root.path() == "/";
-    ScopedEnv fsroot("HWLOC_FSROOT",
-                     real_root ? std::nullopt : std::optional<std::string>(root.path().string()));
-    // Only the Linux sysfs backend: no x86 CPUID (it would describe this CPU, not the root's),
-    // no XML or synthetic topology from the user's environment.
-    ScopedEnv components("HWLOC_COMPONENTS", "linux,stop");
-    ScopedEnv keep_gpu_numa("HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES", "1");
-    ScopedEnv no_xml("HWLOC_XMLFILE", std::nullopt);
-    ScopedEnv no_synthetic("HWLOC_SYNTHETIC", std::nullopt);
-    // The Linux backend is part of libhwloc itself; its plugins (PCI through libpciaccess, GL,
-    // OpenCL, libxml2) are I/O discovery this probe turns off anyway. Not loading them saves
-    // about 1.5 ms of dlopen per discovery.
-    ScopedEnv no_plugins("HWLOC_PLUGINS_PATH",
-                         std::string("/nonexistent/nodetopo-no-hwloc-plugins"));
-
-    // hwloc prints its critical errors on stderr itself; with JSON logs every stderr line must be a
-    // JSON object, so it stays silent there (the probe reports the failure itself).
-    std::optional<ScopedEnv> quiet;
-    if (current_log_format() == LogFormat::kJson) quiet.emplace("HWLOC_HIDE_ERRORS", "2");
-
-    if (hwloc_topology_init(topo.out()) != 0) {
-      return make_error(ErrorCode::kIo, "hwloc_topology_init failed");
+  if (hwloc_topology_init(topo.out()) != 0) {
+    return make_error(ErrorCode::kIo, "hwloc_topology_init failed");
+  }
+  for (const char* component : kBlacklistedComponents) {
+    if (hwloc_topology_set_components(topo.get(), HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                      component) != 0) {
+      ctx.log().debug("hwloc has no component {} to leave out", component);
     }
-    // A cgroup CPU limit on the agent's container must not shrink the machine it reports.
-    hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_cache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_type_filter(topo.get(), HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
-    if (hwloc_topology_load(topo.get()) != 0) {
-      return make_error(
-          ErrorCode::kIo,
-          std::string("hwloc could not load the CPU topology: ") + std::strerror(errno),
-          root.host_path("sys/devices/system"));
-    }
+  }
+  // A cgroup CPU limit on the agent's container must not shrink the machine it reports.
+  hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_cache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_type_filter(topo.get(), HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
+  if (hwloc_topology_load(topo.get()) != 0) {
+    return make_error(ErrorCode::kIo,
+                      std::string("hwloc could not load the CPU topology: ") + std::strerror(errno),
+                      root.host_path("sys/devices/system"));
   }
 
   hwloc_obj_t machine_obj = hwloc_get_root_obj(topo.get());

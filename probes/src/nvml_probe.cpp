@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <nodetopo/probes/environment.hpp>
 #include <nodetopo/probes/nvml_probe.hpp>
 
 #include "nvml_library.hpp"
@@ -583,6 +584,13 @@ Result<void> NvmlProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
                         "machine it runs on (give an NVML library, e.g. the mock, to use one)");
     }
     path = "libnvidia-ml.so.1";
+  }
+  // A drop-in library reads its settings from the environment, which main wrote once.
+  std::vector<EnvVar> wanted;
+  for (const auto& [name, value] : ctx.options().library_environment)
+    wanted.push_back({name, value});
+  if (auto wrong = environment_mismatch(wanted)) {
+    return make_error(ErrorCode::kInvalid, environment_not_written(*wrong));
   }
   auto library = NvmlLibrary::open(path);
   if (!library) return library.error();

@@ -5,12 +5,13 @@
 #include <map>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/base/sha256.hpp>
+#include <nodetopo/core/render.hpp>
+#include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/mock/builder.hpp>
 
 #include "mock_fixture.hpp"
@@ -95,7 +96,7 @@ void collect_pci(const Json& node, const Json* parent, std::map<std::string, Pci
 }
 
 TEST(MockCli, DumpDgxH100ShowsEightGpusEachSharingASwitchWithOneNic) {
-  const CommandResult r = run_command({topo(), "dump", "--mock", "dgx-h100", "--format", "json"});
+  const CommandResult r = run_command({topo(), "dump", "--mock", "mi300x", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json doc = Json::parse(r.out);
   std::map<std::string, PciNode> pci;
@@ -242,8 +243,8 @@ TEST(MockCli, TemporaryHostIsRemovedAfterSuccessAndFailure) {
   EXPECT_THAT(r.err, HasSubstr("cannot create a temporary directory"));
 }
 
-// HostSource in-process: the mock NVML library and its fixture are handed to the probes while
-// the host exists, and taken back when it is released.
+// HostSource in-process: the opened host owns the mock host, hands the mock NVML library and
+// its fixture to the probes while it exists, and takes them back when it is destroyed.
 TEST(HostSourceMock, SelectsTheMockNvmlLibraryAndFixture) {
   TempDir dir;
   const fs::path fake_library = dir.path() / "libnvidia-ml.so.1";
@@ -251,41 +252,53 @@ TEST(HostSourceMock, SelectsTheMockNvmlLibraryAndFixture) {
   ::setenv("NODETOPO_MOCK_NVML_LIBRARY", fake_library.c_str(), 1);
   ::unsetenv(std::string(mock::kNvmlFixtureEnv).c_str());
   {
-    agent::HostSource source;
-    CLI::App app;
-    source.add_options(app);
-    std::vector<std::string> args{"--mock", "hami-lab"};
-    std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
-    app.parse(args);
-    auto root = source.open();
-    ASSERT_TRUE(root.ok()) << root.error().describe();
-    EXPECT_FALSE(root->is_live());
-    const fs::path root_path = root->path();
-    EXPECT_TRUE(fs::exists(root_path / "sys/bus/pci/devices/0000:01:00.0"));
-    EXPECT_EQ(source.probe_options().nvml_library, fake_library.string());
-    const char* fixture = std::getenv(std::string(mock::kNvmlFixtureEnv).c_str());
-    ASSERT_NE(fixture, nullptr);
-    EXPECT_EQ(fs::path(fixture), root_path / "nodetopo-mock/nvml.json");
-    source.release();
+    core::HostSource source(core::HostSpec{.root = {}, .mock = "hami-lab"});
+    fs::path root_path;
+    {
+      auto host = source.open();
+      ASSERT_TRUE(host.ok()) << host.error().describe();
+      EXPECT_TRUE(host->is_mock());
+      EXPECT_FALSE(host->root().is_live());
+      root_path = host->root().path();
+      EXPECT_TRUE(fs::exists(root_path / "sys/bus/pci/devices/0000:01:00.0"));
+      EXPECT_EQ(host->probe_options().nvml_library, fake_library.string());
+      EXPECT_EQ(fs::path(host->nvml_fixture()), root_path / "nodetopo-mock/nvml.json");
+      // Opening writes no environment; the variable is in the options, for main to write.
+      EXPECT_EQ(std::getenv(std::string(mock::kNvmlFixtureEnv).c_str()), nullptr);
+      ASSERT_EQ(host->probe_options().library_environment.size(), 1U);
+      EXPECT_EQ(host->probe_options().library_environment[0].first, mock::kNvmlFixtureEnv);
+      core::write_process_environment(*host);
+      const char* fixture = std::getenv(std::string(mock::kNvmlFixtureEnv).c_str());
+      ASSERT_NE(fixture, nullptr);
+      EXPECT_EQ(fs::path(fixture), root_path / "nodetopo-mock/nvml.json");
+      ::unsetenv(std::string(mock::kNvmlFixtureEnv).c_str());
+      // Moving the host moves the ownership: the directory stays until the last owner goes.
+      core::OpenedHost moved = std::move(host.value());
+      EXPECT_TRUE(fs::exists(root_path));
+    }
     EXPECT_FALSE(fs::exists(root_path));
-    EXPECT_EQ(std::getenv(std::string(mock::kNvmlFixtureEnv).c_str()), nullptr);
-    EXPECT_TRUE(source.probe_options().nvml_library.empty());
   }
   {
-    // No NVIDIA GPU: no NVML library, no fixture variable; discover() removes the host.
-    agent::HostSource source;
-    CLI::App app;
-    source.add_options(app);
-    std::vector<std::string> args{"cpu-only", "--mock"};
-    app.parse(args);
-    auto root = source.open();
-    ASSERT_TRUE(root.ok()) << root.error().describe();
-    const fs::path root_path = root->path();
-    EXPECT_TRUE(source.probe_options().nvml_library.empty());
+    // No NVIDIA GPU: no NVML library, no fixture variable; the snapshot leaves the host alone.
+    core::HostSource source(core::HostSpec{.root = {}, .mock = "cpu-only"});
+    auto host = source.open();
+    ASSERT_TRUE(host.ok()) << host.error().describe();
+    const fs::path root_path = host->root().path();
+    EXPECT_TRUE(host->probe_options().nvml_library.empty());
     EXPECT_EQ(std::getenv(std::string(mock::kNvmlFixtureEnv).c_str()), nullptr);
-    auto discovery = source.discover();
-    ASSERT_TRUE(discovery.ok());
-    EXPECT_FALSE(fs::exists(root_path));
+    // Without the environment written for this root, the cpu probe refuses, naming it.
+    auto unprepared = core::take_snapshot(*host);
+    ASSERT_TRUE(unprepared.ok());
+    EXPECT_EQ(unprepared->discovery.reports.front().status, ProbeStatus::kFailed);
+    EXPECT_THAT(unprepared->discovery.reports.front().error, HasSubstr("HWLOC_FSROOT"));
+    core::write_process_environment(*host);
+    auto first = core::take_snapshot(*host);
+    auto second = core::take_snapshot(*host);
+    ASSERT_TRUE(first.ok());
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(first->digest.size(), 64U);
+    EXPECT_EQ(first->digest, second->digest) << "the same host, the same digest";
+    EXPECT_TRUE(fs::exists(root_path));
   }
   ::unsetenv("NODETOPO_MOCK_NVML_LIBRARY");
 }
@@ -295,15 +308,48 @@ TEST(HostSourceMock, MissingLibraryLeavesNvmlEmpty) {
   // The test binary sits in <build>/tests: no mock library next to it.
   ASSERT_TRUE(mock::nvml_library_path().empty())
       << "a mock NVML library is installed at " << mock::nvml_library_path();
-  agent::HostSource source;
-  CLI::App app;
-  source.add_options(app);
-  std::vector<std::string> args{"hami-lab", "--mock"};
-  app.parse(args);
-  auto root = source.open();
-  ASSERT_TRUE(root.ok()) << root.error().describe();
-  EXPECT_TRUE(source.probe_options().nvml_library.empty());
+  core::HostSource source(core::HostSpec{.root = {}, .mock = "hami-lab"});
+  auto host = source.open();
+  ASSERT_TRUE(host.ok()) << host.error().describe();
+  EXPECT_TRUE(host->probe_options().nvml_library.empty());
+  EXPECT_TRUE(host->nvml_fixture().empty());
+  EXPECT_TRUE(host->probe_options().library_environment.empty());
   EXPECT_EQ(std::getenv(std::string(mock::kNvmlFixtureEnv).c_str()), nullptr);
+}
+
+// A snapshot renders every kind byte-identically to the command that prints it, and different
+// hosts have different digests.
+TEST(NodeSnapshot, RendersWhatTheCommandsPrint) {
+  // mi300x: no NVML, so the in-process snapshot (no mock library next to the test binary) and
+  // `topo` see the same facts.
+  core::HostSource source(core::HostSpec{.root = {}, .mock = "mi300x"});
+  auto host = source.open();
+  ASSERT_TRUE(host.ok()) << host.error().describe();
+  core::write_process_environment(*host);
+  auto snap = core::take_snapshot(*host, {.node_name = "node-a", .with_digest = true});
+  ASSERT_TRUE(snap.ok()) << snap.error().describe();
+  auto json = core::render(*snap, core::DocumentKind::kDump, "json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(snap->digest, sha256_hex(*json));
+  const auto dump = run_command({topo(), "dump", "--mock", "mi300x", "--format", "json"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_EQ(dump.out, *json);
+  auto slices = core::render(*snap, core::DocumentKind::kResourceSlices, "yaml");
+  ASSERT_TRUE(slices.ok()) << slices.error().describe();
+  const auto exported =
+      run_command({topo(), "export", "resourceslices", "--mock", "mi300x", "--node", "node-a"});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(exported.out, *slices);
+  EXPECT_FALSE(core::render(*snap, core::DocumentKind::kLabels, "yaml").ok())
+      << "a format the kind does not have is refused";
+
+  core::HostSource other(core::HostSpec{.root = {}, .mock = "cpu-only"});
+  auto other_host = other.open();
+  ASSERT_TRUE(other_host.ok());
+  core::write_process_environment(*other_host);
+  auto other_snap = core::take_snapshot(*other_host);
+  ASSERT_TRUE(other_snap.ok());
+  EXPECT_NE(other_snap->digest, snap->digest);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <nodetopo/probes/discovery.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
+#include "discover.hpp"
 #include "test_support.hpp"
 
 namespace nodetopo::agent {
@@ -115,7 +116,7 @@ TEST(LiveDump, InProcessDiscoveryIsSane) {
   auto root = probes::SysRoot::open("/");
   ASSERT_TRUE(root.ok()) << root.error().describe();
   EXPECT_TRUE(root->is_live());
-  const probes::Discovery d = probes::discover(root.value());
+  const probes::Discovery d = ::nodetopo::test::discover(root.value());
   EXPECT_FALSE(d.topology.nodes_of_kind(NodeKind::kPackage).empty());
   EXPECT_FALSE(d.topology.nodes_of_kind(NodeKind::kNumaNode).empty());
   for (NodeIndex i = 0; i < d.topology.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <nodetopo/topology/shape.hpp>
 
 #include "../probes/nvml_fake_host.hpp"
+#include "discover.hpp"
 
 namespace nodetopo::exporters {
 namespace {
@@ -18,7 +19,7 @@ probes::Discovery discover(const test::FakeHost& host) {
   EXPECT_TRUE(root.ok());
   probes::ProbeOptions options;
   options.nvml_library = test::mock_nvml_library().string();
-  return probes::discover(root.value(), options);
+  return ::nodetopo::test::discover(root.value(), options);
 }
 
 // Same hardware, other serials and UUIDs.

@@ -13,6 +13,7 @@
 #include <nodetopo/probes/discovery.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
+#include "discover.hpp"
 #include "path_walks.hpp"
 #include "test_support.hpp"
 
@@ -72,7 +73,7 @@ class BrokenRoot : public ::testing::Test {
   Discovery discover() {
     auto root = SysRoot::open(root_, SysRoot::Liveness::kAuto, walk_);
     EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().describe());
-    Discovery d = probes::discover(root.value());
+    Discovery d = ::nodetopo::test::discover(root.value());
     const std::string json = exporters::render_json_model(d.topology, d.reports);
     EXPECT_EQ(json.find("\"numa_node\": -1"), std::string::npos);
     EXPECT_EQ(json.find(root_.string()), std::string::npos) << "reports name root-relative paths";

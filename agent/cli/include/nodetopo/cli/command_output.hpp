@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace nodetopo::agent {
+namespace nodetopo::cli {
 
 /// Prints "topo <command>: <message>" on stderr and returns kExitFailure.
 int fail(std::string_view command, const std::string& message);
@@ -13,4 +13,4 @@ int fail(std::string_view command, const std::string& message);
 /// same directory, then rename). Returns kExitOk, or reports the error naming the path.
 int emit(std::string_view command, const std::string& output, const std::string& doc);
 
-}  // namespace nodetopo::agent
+}  // namespace nodetopo::cli

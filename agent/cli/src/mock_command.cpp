@@ -6,11 +6,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include <nodetopo/agent/commands.hpp>
+#include <nodetopo/cli/commands.hpp>
 #include <nodetopo/mock/builder.hpp>
 #include <nodetopo/mock/profiles.hpp>
 
-namespace nodetopo::agent {
+namespace nodetopo::cli {
 
 namespace {
 
@@ -81,4 +81,4 @@ void register_mock_command(CLI::App& app, CommandRunner& runner) {
   build->callback([&runner, args] { runner = [args] { return run_build(*args); }; });
 }
 
-}  // namespace nodetopo::agent
+}  // namespace nodetopo::cli

@@ -1,10 +1,10 @@
 #include <iostream>
 
-#include <nodetopo/agent/command_output.hpp>
-#include <nodetopo/agent/commands.hpp>
 #include <nodetopo/base/atomic_file.hpp>
+#include <nodetopo/cli/command_output.hpp>
+#include <nodetopo/cli/commands.hpp>
 
-namespace nodetopo::agent {
+namespace nodetopo::cli {
 
 int fail(std::string_view command, const std::string& message) {
   std::cerr << "topo " << command << ": " << message << "\n";
@@ -17,4 +17,4 @@ int emit(std::string_view command, const std::string& output, const std::string&
   return kExitOk;
 }
 
-}  // namespace nodetopo::agent
+}  // namespace nodetopo::cli

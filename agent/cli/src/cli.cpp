@@ -8,10 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include <nodetopo/agent/commands.hpp>
 #include <nodetopo/base/log.hpp>
+#include <nodetopo/cli/commands.hpp>
 
-namespace nodetopo::agent {
+namespace nodetopo::cli {
 
 namespace {
 
@@ -64,4 +64,4 @@ int run_cli(int argc, char** argv) {
   }
 }
 
-}  // namespace nodetopo::agent
+}  // namespace nodetopo::cli

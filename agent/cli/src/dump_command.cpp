@@ -4,36 +4,31 @@
 
 #include <CLI/CLI.hpp>
 
-#include <nodetopo/agent/command_output.hpp>
-#include <nodetopo/agent/commands.hpp>
-#include <nodetopo/agent/host_source.hpp>
-#include <nodetopo/exporters/dot.hpp>
-#include <nodetopo/exporters/json_model.hpp>
-#include <nodetopo/exporters/text_tree.hpp>
+#include <nodetopo/cli/command_output.hpp>
+#include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/host_options.hpp>
+#include <nodetopo/core/render.hpp>
 
-namespace nodetopo::agent {
+namespace nodetopo::cli {
 
 namespace {
 
 struct DumpOptions {
-  HostSource source;
+  core::HostSource source;
   std::string format = "text";
   std::string output;
 };
 
-int run_dump(const DumpOptions& opts) {
-  auto discovery = opts.source.discover();
-  if (!discovery) return fail("dump", discovery.error().describe());
-  const auto& d = discovery.value();
-  std::string doc;
-  if (opts.format == "json") {
-    doc = exporters::render_json_model(d.topology, d.reports);
-  } else if (opts.format == "dot") {
-    doc = exporters::render_dot(d.topology);
-  } else {
-    doc = exporters::render_text_tree(d.topology, d.reports);
-  }
-  return emit("dump", opts.output, doc);
+int run_dump(DumpOptions& opts) {
+  auto host = opts.source.open();
+  if (!host) return fail("dump", host.error().describe());
+  // Still the only thread: the one place the environment is written (probes/probe.hpp).
+  core::write_process_environment(*host);
+  auto snapshot = core::take_snapshot(*host, {.node_name = {}, .with_digest = false});
+  if (!snapshot) return fail("dump", snapshot.error().describe());
+  auto doc = core::render(*snapshot, core::DocumentKind::kDump, opts.format);
+  if (!doc) return fail("dump", doc.error().describe());
+  return emit("dump", opts.output, *doc);
 }
 
 }  // namespace
@@ -43,7 +38,7 @@ void register_dump_command(CLI::App& app, CommandRunner& runner) {
   CLI::App* cmd = app.add_subcommand(
       "dump",
       "Discover the host once and print its topology: tree (text), model (json) or picture (dot)");
-  opts->source.add_options(*cmd);
+  add_host_options(*cmd, opts->source.spec());
   cmd->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
@@ -53,4 +48,4 @@ void register_dump_command(CLI::App& app, CommandRunner& runner) {
   cmd->callback([&runner, opts] { runner = [opts] { return run_dump(*opts); }; });
 }
 
-}  // namespace nodetopo::agent
+}  // namespace nodetopo::cli

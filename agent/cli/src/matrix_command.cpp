@@ -4,28 +4,31 @@
 
 #include <CLI/CLI.hpp>
 
-#include <nodetopo/agent/command_output.hpp>
-#include <nodetopo/agent/commands.hpp>
-#include <nodetopo/agent/host_source.hpp>
-#include <nodetopo/exporters/matrix.hpp>
+#include <nodetopo/cli/command_output.hpp>
+#include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/host_options.hpp>
+#include <nodetopo/core/render.hpp>
 
-namespace nodetopo::agent {
+namespace nodetopo::cli {
 
 namespace {
 
 struct MatrixOptions {
-  HostSource source;
+  core::HostSource source;
   std::string format = "text";
   std::string output;
 };
 
-int run_matrix(const MatrixOptions& opts) {
-  auto discovery = opts.source.discover();
-  if (!discovery) return fail("matrix", discovery.error().describe());
-  const exporters::DeviceMatrix matrix = exporters::build_device_matrix(discovery.value().topology);
-  const std::string doc = opts.format == "json" ? exporters::render_matrix_json(matrix)
-                                                : exporters::render_matrix_text(matrix);
-  return emit("matrix", opts.output, doc);
+int run_matrix(MatrixOptions& opts) {
+  auto host = opts.source.open();
+  if (!host) return fail("matrix", host.error().describe());
+  // Still the only thread: the one place the environment is written (probes/probe.hpp).
+  core::write_process_environment(*host);
+  auto snapshot = core::take_snapshot(*host, {.node_name = {}, .with_digest = false});
+  if (!snapshot) return fail("matrix", snapshot.error().describe());
+  auto doc = core::render(*snapshot, core::DocumentKind::kMatrix, opts.format);
+  if (!doc) return fail("matrix", doc.error().describe());
+  return emit("matrix", opts.output, *doc);
 }
 
 }  // namespace
@@ -34,7 +37,7 @@ void register_matrix_command(CLI::App& app, CommandRunner& runner) {
   auto opts = std::make_shared<MatrixOptions>();
   CLI::App* cmd = app.add_subcommand(
       "matrix", "Print the accelerator/NIC connection matrix (like nvidia-smi topo -m)");
-  opts->source.add_options(*cmd);
+  add_host_options(*cmd, opts->source.spec());
   cmd->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -44,4 +47,4 @@ void register_matrix_command(CLI::App& app, CommandRunner& runner) {
   cmd->callback([&runner, opts] { runner = [opts] { return run_matrix(*opts); }; });
 }
 
-}  // namespace nodetopo::agent
+}  // namespace nodetopo::cli

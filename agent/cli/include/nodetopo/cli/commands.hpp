@@ -8,7 +8,7 @@ namespace CLI {
 class App;
 }
 
-namespace nodetopo::agent {
+namespace nodetopo::cli {
 
 /// Exit codes of `topo`: 0 success, 1 failure (message names the path or object at fault),
 /// 2 usage error (unknown option, bad value).
@@ -27,4 +27,4 @@ void register_mock_command(CLI::App& app, CommandRunner& runner);
 /// Parses argv and runs the chosen command; returns the process exit code. Never throws.
 int run_cli(int argc, char** argv);
 
-}  // namespace nodetopo::agent
+}  // namespace nodetopo::cli
