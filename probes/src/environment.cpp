@@ -3,7 +3,7 @@
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/environment.hpp>
 
-#include "hwloc_environment.hpp"
+#include "cpu/hwloc_environment.hpp"
 
 namespace nodetopo::probes {
 

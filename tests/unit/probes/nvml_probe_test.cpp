@@ -18,8 +18,8 @@
 #include <nodetopo/probes/pci_probe.hpp>
 
 #include "discover.hpp"
+#include "nvml/nvml_library.hpp"
 #include "nvml_fake_host.hpp"
-#include "nvml_library.hpp"
 
 namespace nodetopo::test {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <nodetopo/topology/shape.hpp>
 
-#include "../exporters/k8s_test_topology.hpp"
+#include "test_topologies.hpp"
 
 namespace nodetopo {
 namespace {
