@@ -5,8 +5,11 @@ extern "C" {
 }
 
 #include <array>
+#include <csetjmp>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <utility>
 
 namespace nodetopo::probes {
@@ -22,13 +25,43 @@ void record(const char* format, va_list args) {
   if (g_messages != nullptr) g_messages->emplace_back(buf.data());
 }
 
-// Replaces libpci's default error handler, which calls exit().
-void on_message(char* format, ...) {
+// Where libpci's error handler returns to: the guarded call active on this thread.
+thread_local std::jmp_buf* g_jump = nullptr;
+
+// Replaces libpci's default error handler, which calls exit(). libpci declares the handler
+// noreturn (PCI_NONRET) and may rely on it not returning, so it records the message and jumps back
+// to the guarded call (open(), decode()); the code between setjmp and the libpci calls creates no
+// object with a destructor, so the jump skips none.
+// The GNU attribute, not [[noreturn]]: libpci's field type carries it (PCI_NONRET), and clang
+// treats it as part of the function type.
+__attribute__((noreturn)) void on_error(char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  record(format, args);
+  va_end(args);
+  if (g_jump != nullptr) std::longjmp(*g_jump, 1);  // NOLINT(cert-err52-cpp): see above
+  std::abort();  // a libpci call outside a guard: a bug here, not in the input
+}
+
+// Warnings may return.
+void on_warning(char* format, ...) {
   va_list args;
   va_start(args, format);
   record(format, args);
   va_end(args);
 }
+
+// Sets g_jump for the lifetime of a guarded call.
+class JumpScope {
+ public:
+  explicit JumpScope(std::jmp_buf* jump) : previous_(g_jump) { g_jump = jump; }
+  ~JumpScope() { g_jump = previous_; }
+  JumpScope(const JumpScope&) = delete;
+  JumpScope& operator=(const JumpScope&) = delete;
+
+ private:
+  std::jmp_buf* previous_;
+};
 
 void on_debug(char* /*format*/, ...) {}
 
@@ -74,20 +107,23 @@ std::uint16_t word(std::span<const std::uint8_t> b, std::size_t at) {
 Result<LibpciConfig> LibpciConfig::open() {
   pci_access* access = pci_alloc();
   if (access == nullptr) return make_error(ErrorCode::kIo, "libpci: pci_alloc failed");
-  access->error = on_message;
-  access->warning = on_message;
+  access->error = on_error;
+  access->warning = on_warning;
   access->debug = on_debug;
   // Every read is served from the config cache the probe supplies; a read outside it would go to
   // this non-existent directory and fail, never to a file of the machine running the tool.
   access->method = PCI_ACCESS_SYS_BUS_PCI;
   std::string nowhere = "/nonexistent/nodetopo-config-cache-only";
   pci_set_param(access, const_cast<char*>("sysfs.path"), nowhere.data());
-  std::vector<std::string> messages;
-  MessageScope scope(&messages);
-  pci_init(access);
-  if (!messages.empty()) {
+  // On the heap: automatic objects changed between setjmp and longjmp would be indeterminate.
+  const auto messages = std::make_unique<std::vector<std::string>>();
+  MessageScope scope(messages.get());
+  std::jmp_buf jump;
+  JumpScope guard(&jump);
+  if (setjmp(jump) == 0) pci_init(access);  // NOLINT(cert-err52-cpp): see on_error()
+  if (!messages->empty()) {
     pci_cleanup(access);
-    return make_error(ErrorCode::kIo, "libpci: " + messages.front());
+    return make_error(ErrorCode::kIo, "libpci: " + messages->front());
   }
   return LibpciConfig(access);
 }
@@ -109,17 +145,25 @@ LibpciConfig& LibpciConfig::operator=(LibpciConfig&& other) noexcept {
 
 DecodedConfig LibpciConfig::decode(const PciAddress& address,
                                    std::span<const std::uint8_t> config) {
-  DecodedConfig out;
+  // On the heap: automatic objects changed between setjmp and longjmp would be indeterminate.
+  const auto result = std::make_unique<DecodedConfig>();
+  DecodedConfig& out = *result;
   MessageScope scope(&out.problems);
   pci_dev* dev = pci_get_dev(access_, static_cast<int>(address.domain), address.bus, address.device,
                              address.function);
   if (dev == nullptr) {
     out.problems.emplace_back("libpci could not allocate the device");
-    return out;
+    return std::move(out);
   }
   // libpci keeps the pointer: the copy lives until pci_free_dev below.
   std::vector<u8> cache(config.begin(), config.end());
   pci_setup_cache(dev, cache.data(), static_cast<int>(cache.size()));
+  std::jmp_buf jump;
+  JumpScope guard(&jump);
+  if (setjmp(jump) != 0) {  // NOLINT(cert-err52-cpp): libpci reported an error (on_error)
+    pci_free_dev(dev);
+    return std::move(out);
+  }
 
   out.header_type = pci_read_byte(dev, PCI_HEADER_TYPE) & 0x7f;
   out.revision = pci_read_byte(dev, PCI_REVISION_ID);
@@ -155,7 +199,7 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
     }
   }
   pci_free_dev(dev);
-  return out;
+  return std::move(out);
 }
 
 }  // namespace nodetopo::probes
