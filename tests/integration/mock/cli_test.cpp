@@ -96,7 +96,7 @@ void collect_pci(const Json& node, const Json* parent, std::map<std::string, Pci
 }
 
 TEST(MockCli, DumpDgxH100ShowsEightGpusEachSharingASwitchWithOneNic) {
-  const CommandResult r = run_command({topo(), "dump", "--mock", "mi300x", "--format", "json"});
+  const CommandResult r = run_command({topo(), "dump", "--mock", "dgx-h100", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json doc = Json::parse(r.out);
   std::map<std::string, PciNode> pci;
