@@ -18,6 +18,8 @@ packages=(
   hwloc-nox pciutils
   # `topo dump --format dot` is checked by rendering it with Graphviz
   graphviz
+  # tests/docs/check_catalogues.py reads the golden YAML
+  python3-yaml
   # the benchmark counts file-system calls of topo and lstopo with strace
   strace
 )
