@@ -19,6 +19,7 @@ class Quantity {
   /// Parses the canonical Kubernetes quantity syntax; nullopt when malformed.
   static std::optional<Quantity> parse(std::string_view text);
   static Quantity from_int(std::int64_t v);
+  static Quantity from_nanos(Nanos n) { return with(n); }
 
   [[nodiscard]] Nanos nanos() const { return nanos_; }
   [[nodiscard]] bool is_integer() const;
