@@ -125,7 +125,7 @@ class Search {
   AllocateOutcome run() {
     AllocateOutcome out;
     try {
-      pools_ = gather_pools(in_.slices, opts_.node);
+      pools_ = gather_pools(in_.slices, opts_.node, f_.strict_pools);
       index_allocated();
       prepare();
       const Step s = allocate_one(0, 0, 0, 0, false, {});
@@ -487,8 +487,10 @@ class Search {
     const bool admin = d.request->admin_access.value_or(false);
     for (std::size_t pi = start.pool; pi < pools_.size(); ++pi) {
       const Pool& p = pools_[pi];
-      if (p.invalid)
+      if (p.invalid) {
         throw Stop{"pool " + p.driver + "/" + p.name + " is invalid: " + p.invalid_reason, ""};
+      }
+      if (p.incomplete && f_.strict_pools) continue;  // 1.36: being updated, not used
       for (std::size_t si = (pi == start.pool ? start.slice : 0); si < p.slices.size(); ++si) {
         const ResourceSlice* s = p.slices[si];
         const std::size_t first = (pi == start.pool && si == start.slice) ? start.device : 0;

@@ -11,15 +11,27 @@
 
 namespace nodetopo::fit {
 
-std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const std::string& node) {
+std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const std::string& node,
+                               bool strict_pools) {
   std::map<std::pair<std::string, std::string>, Pool> pools;
+  std::set<std::pair<std::string, std::string>> targets_node;
+  std::map<std::pair<std::string, std::string>, bool> mixed_generations;
   for (const ResourceSlice& s : slices) {
     const bool on_node = (!s.node_name.empty() && s.node_name == node) || s.all_nodes ||
                          s.has_node_selector || s.per_device_node_selection;
-    if (!on_node) continue;
+    const bool counters_only = !s.shared_counters.empty() && s.devices.empty();
+    if (!on_node && !counters_only) continue;
+    if (on_node) targets_node.insert({s.driver, s.pool});
     Pool& p = pools[{s.driver, s.pool}];
     p.driver = s.driver;
     p.name = s.pool;
+    if (strict_pools) {
+      if (!p.slices.empty() && p.slices.front()->generation != s.generation) {
+        mixed_generations[{s.driver, s.pool}] = true;
+      }
+      p.slices.push_back(&s);
+      continue;
+    }
     if (!p.slices.empty()) {
       const std::int64_t current = p.slices.front()->generation;
       if (s.generation < current) continue;  // an outdated slice of the pool
@@ -29,12 +41,14 @@ std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const s
   }
   std::vector<Pool> out;
   for (auto& [key, p] : pools) {
+    if (targets_node.count(key) == 0) continue;  // only counter sets: no device for this node
     // Upstream walks a pool's slices in the informer's order, which is not specified; sorting
     // by name makes the result independent of the input order.
     std::stable_sort(
         p.slices.begin(), p.slices.end(),
         [](const ResourceSlice* a, const ResourceSlice* b) { return a->name < b->name; });
-    p.incomplete = static_cast<std::int64_t>(p.slices.size()) != p.slices.front()->slice_count;
+    p.incomplete = static_cast<std::int64_t>(p.slices.size()) != p.slices.front()->slice_count ||
+                   mixed_generations[key];
     std::set<std::string> names;
     for (const ResourceSlice* s : p.slices) {
       for (const Device& d : s->devices) {
@@ -55,6 +69,8 @@ Features Features::for_version(K8sVersion version) {
     f.device_taints = true;
     f.partitionable_devices = true;
     f.consumable_capacity = true;
+    f.binding_conditions = true;
+    f.strict_pools = true;
   }
   return f;
 }

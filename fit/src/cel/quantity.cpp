@@ -169,6 +169,26 @@ int Quantity::sign() const {
 std::string Quantity::to_string() const {
   if (!text_.empty()) return text_;
   Nanos v = nanos_ < 0 ? -nanos_ : nanos_;
+  if (v != 0 && v % kNanoPerUnit == 0) {
+    // Computed values print in the largest binary unit that divides them: 3Gi, not 3221225472.
+    static constexpr const char* kUnits[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+    Nanos units = v / kNanoPerUnit;
+    for (int k = 0; k < 6; ++k) {
+      Nanos div = 1;
+      for (int i = 0; i < 6 - k; ++i)
+        div *= 1024;
+      if (units % div == 0) {
+        const Nanos n = units / div;
+        std::string digits;
+        Nanos m = n;
+        do {
+          digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
+          m /= 10;
+        } while (m != 0);
+        return (nanos_ < 0 ? "-" : "") + digits + kUnits[k];
+      }
+    }
+  }
   std::string s;
   Nanos units = v / kNanoPerUnit;
   Nanos frac = v % kNanoPerUnit;

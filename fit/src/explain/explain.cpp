@@ -176,7 +176,7 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
   e.outcome = allocate(inputs, options);
   Context ctx{inputs,
               options,
-              gather_pools(inputs.slices, options.node),
+              gather_pools(inputs.slices, options.node, options.features.strict_pools),
               SelectorEvaluator(options.features),
               {},
               {},

@@ -41,9 +41,14 @@ struct Pool {
 };
 
 /// The pools of the slices that belong to `node` (nodeName, allNodes, or a node selector —
-/// which fit cannot evaluate without the Node's labels and counts as matching), sorted by
-/// driver then pool name.
-std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const std::string& node);
+/// which fit cannot evaluate without the Node's labels and counts as matching; slices with
+/// only shared counters always belong), sorted by driver then pool name. Upstream iterates
+/// pools in Go map order, which is unspecified: where devices of several pools could serve a
+/// request, the scheduler may pick from another pool first. Without `strict_pools` (1.34,
+/// 1.35) only a pool's newest generation counts; with it (1.36) mixed generations make the
+/// pool incomplete.
+std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const std::string& node,
+                               bool strict_pools = false);
 
 struct DeviceResult {
   std::string request;  ///< "req" or "req/subrequest"

@@ -27,6 +27,9 @@ struct Features {
   bool partitionable_devices = false;
   bool consumable_capacity = false;  ///< also gates distinctAttribute constraints
   bool binding_conditions = false;   ///< devices with bindingConditions are allocatable
+  /// 1.36 pool rules: slices of mixed generations make a pool incomplete (instead of the older
+  /// slices being ignored), and no device of an incomplete pool is allocated.
+  bool strict_pools = false;
   static Features for_version(K8sVersion version);
 };
 
