@@ -112,7 +112,14 @@ int main(int argc, char** argv) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const Json t = Json::parse(line);
+    Json t;
+    try {
+      t = Json::parse(line);
+    } catch (const Json::exception& e) {
+      std::cout << "FAIL malformed input line: " << e.what() << "\n";
+      ++failed;
+      continue;
+    }
     const std::string id = t["suite"].get<std::string>() + "/" + t["section"].get<std::string>() +
                            "/" + t["name"].get<std::string>();
     if (t.contains("skip")) {

@@ -180,34 +180,29 @@ class Parser {
   std::unique_ptr<Expr> unary() {
     DepthGuard guard(*this);
     if (is("!")) {
+      // As cel-go: an even run of '!' cancels out, an odd run is one negation.
       std::vector<int> at;
       while (is("!")) {
         at.push_back(cur().offset);
         ++i_;
       }
       auto e = member();
-      for (auto it = at.rbegin(); it != at.rend(); ++it)
-        e = call("!_", *it, std::move(e));
+      if (at.size() % 2 == 1) e = call("!_", at.front(), std::move(e));
       return e;
     }
     if (is("-")) {
+      // As cel-go: an even run of '-' cancels out; an odd run is one negation, folded into a
+      // numeric literal right after it (so -9223372036854775808 is representable).
       std::vector<int> at;
       while (is("-")) {
         at.push_back(cur().offset);
         ++i_;
       }
-      std::unique_ptr<Expr> e;
-      // A negative literal is one token for CEL, so -9223372036854775808 is representable.
-      if (at.size() % 2 == 1 &&
-          (cur().kind == Token::Kind::kInt || cur().kind == Token::Kind::kDouble)) {
-        e = member(/*negate_literal=*/true);
-        at.pop_back();
-      } else {
-        e = member();
+      if (at.size() % 2 == 0) return member();
+      if (cur().kind == Token::Kind::kInt || cur().kind == Token::Kind::kDouble) {
+        return member(/*negate_literal=*/true);
       }
-      for (auto it = at.rbegin(); it != at.rend(); ++it)
-        e = call("-_", *it, std::move(e));
-      return e;
+      return call("-_", at.front(), member());
     }
     return member();
   }
