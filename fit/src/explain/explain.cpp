@@ -103,6 +103,14 @@ std::vector<Cand> funnel(Context& ctx, const ExactRequest& r, const std::string&
   selector_step(cls->selectors, "class " + cls->name + " selectors");
   if (!r.selectors.empty()) selector_step(r.selectors, "request selectors");
   const std::size_t selectable = cands.size();
+  if (!f.consumable_capacity && !r.capacity_requests.empty()) {
+    rep.warnings.push_back(
+        "capacity.requests ignored: DRAConsumableCapacity is off in this release (on from 1.36, "
+        "or --feature-gates DRAConsumableCapacity=true); a whole device is allocated");
+  }
+  if (!f.admin_access && r.admin_access.has_value()) {
+    rep.warnings.push_back("adminAccess needs DRAAdminAccess");
+  }
   if (f.consumable_capacity && !r.capacity_requests.empty()) {
     step(rep, cands, "capacity", [&](const Cand& c) {
       std::string why;

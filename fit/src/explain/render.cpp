@@ -46,6 +46,8 @@ std::string render_text(const Explanation& e) {
         for (const std::string& d : s.dropped)
           out += "      dropped " + d + "\n";
       }
+      for (const std::string& w : r.warnings)
+        out += "    ! " + w + "\n";
       if (!r.note.empty()) out += "    => " + r.note + "\n";
     }
     for (const ConstraintReport& k : c.constraints) {
@@ -106,6 +108,7 @@ nlohmann::ordered_json render_json(const Explanation& e) {
                                 {"examples", s.examples},
                                 {"dropped", s.dropped}});
       if (!r.note.empty()) rj["note"] = r.note;
+      if (!r.warnings.empty()) rj["warnings"] = r.warnings;
       cj["requests"].push_back(rj);
     }
     cj["constraints"] = nlohmann::ordered_json::array();

@@ -46,8 +46,9 @@ struct RequestReport {
   std::string device_class;
   std::string needed;  ///< "2", "all"
   std::vector<FunnelStep> funnel;
-  std::string note;     ///< why this request alone cannot be satisfied, or ""
-  bool chosen = false;  ///< firstAvailable: the subrequest that was allocated
+  std::string note;                   ///< why this request alone cannot be satisfied, or ""
+  std::vector<std::string> warnings;  ///< inputs the chosen release ignores
+  bool chosen = false;                ///< firstAvailable: the subrequest that was allocated
 };
 
 struct ClaimReport {
