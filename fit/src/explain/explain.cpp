@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nodetopo/fit/explain.hpp>
@@ -51,7 +52,7 @@ void step(RequestReport& rep, std::vector<Cand>& cands, const std::string& label
     std::string why = keep(c);
     if (why.empty()) {
       next.push_back(c);
-    } else if (s.dropped.size() < kExamples) {
+    } else if (s.dropped.size() < 2) {
       s.dropped.push_back(c.id.device + ": " + why);
     }
   }
@@ -174,6 +175,34 @@ std::vector<Cand> funnel(Context& ctx, const ExactRequest& r, const std::string&
   return cands;
 }
 
+// Whether some value of `attribute` is held by enough candidates of every request.
+bool attribute_has_enough_group(
+    const std::string& attribute, const std::vector<std::string>& requests,
+    const std::map<std::string, std::pair<std::vector<Cand>, std::size_t>>& final_cands) {
+  std::map<std::string, std::map<std::string, std::size_t>> per_value;
+  for (const std::string& rname : requests) {
+    const std::string base = rname.substr(0, rname.find('/'));
+    auto it = final_cands.find(base);
+    if (it == final_cands.end()) continue;
+    for (const Cand& c : it->second.first) {
+      const AttributeValue* a = detail::lookup_attribute(*c.device, c.id.driver, attribute);
+      if (a != nullptr) ++per_value[a->to_string()][base];
+    }
+  }
+  for (const auto& [value, counts] : per_value) {
+    bool ok = true;
+    for (const std::string& rname : requests) {
+      const std::string base = rname.substr(0, rname.find('/'));
+      auto it = final_cands.find(base);
+      if (it == final_cands.end()) continue;
+      auto n = counts.find(base);
+      ok = ok && n != counts.end() && n->second >= it->second.second;
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Explanation explain(const Inputs& inputs, const AllocateOptions& options,
@@ -287,6 +316,34 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
                          if (a.covered != b.covered) return a.covered > b.covered;
                          return a.devices.size() > b.devices.size();
                        });
+      const bool any_enough = std::any_of(rep.groups.begin(), rep.groups.end(),
+                                          [](const ConstraintGroup& g) { return g.enough; });
+      if (!distinct && !any_enough) {
+        // What would work instead: other attributes all candidates share enough of.
+        std::set<std::string> names;
+        for (const std::string& rname : rep.requests) {
+          auto it = final_cands.find(rname.substr(0, rname.find('/')));
+          if (it == final_cands.end()) continue;
+          for (const Cand& c : it->second.first)
+            for (const auto& [n, v] : c.device->attributes)
+              names.insert(n.find('/') == std::string::npos ? c.id.driver + "/" + n : n);
+        }
+        // Only locality attributes are sensible alternatives (pcieGen may be shared too, but
+        // grouping by it says nothing about placement).
+        static const char* const kLocality[] = {"/pcieSwitch", "/pcieRoot", "/numaNode",
+                                                "/nvlinkDomain", "/xgmiDomain"};
+        for (const std::string& n : names) {
+          if (n == rep.attribute) continue;
+          const bool locality =
+              std::any_of(std::begin(kLocality), std::end(kLocality), [&](const char* suffix) {
+                const std::string_view sv(suffix);
+                return n.size() > sv.size() && n.compare(n.size() - sv.size(), sv.size(), sv) == 0;
+              });
+          if (!locality) continue;
+          if (attribute_has_enough_group(n, rep.requests, final_cands))
+            rep.alternatives.push_back(n);
+        }
+      }
       if (distinct) {
         rep.verdict = std::to_string(rep.groups.size()) +
                       " distinct values among the candidates, " + std::to_string(total_needed) +
@@ -338,6 +395,12 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
           if (k.kind == "matchAttribute" && !any) {
             e.summary += ": claim " + c.name + ", constraint matchAttribute " + k.attribute + ": " +
                          k.verdict;
+            if (!k.alternatives.empty()) {
+              std::string alts;
+              for (const std::string& a : k.alternatives)
+                alts += (alts.empty() ? "" : ", ") + a;
+              e.summary += "; these attributes would: " + alts;
+            }
             return e;
           }
         }

@@ -58,6 +58,9 @@ std::string render_text(const Explanation& e) {
       }
       if (!k.missing.empty()) out += "    without the attribute: " + join(k.missing) + "\n";
       out += "    => " + k.verdict + "\n";
+      if (!k.alternatives.empty()) {
+        out += "    these attributes would group enough candidates: " + join(k.alternatives) + "\n";
+      }
     }
     if (!c.allocation.empty()) {
       out += "  allocation\n";
@@ -125,6 +128,7 @@ nlohmann::ordered_json render_json(const Explanation& e) {
                                 {"enough", g.enough}});
       kj["withoutAttribute"] = k.missing;
       kj["verdict"] = k.verdict;
+      kj["alternatives"] = k.alternatives;
       cj["constraints"].push_back(kj);
     }
     cj["allocation"] = nlohmann::ordered_json::array();

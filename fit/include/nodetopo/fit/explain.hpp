@@ -39,6 +39,8 @@ struct ConstraintReport {
   std::vector<ConstraintGroup> groups;  ///< largest first
   std::vector<std::string> missing;     ///< candidates without the attribute
   std::string verdict;
+  /// A failing matchAttribute: other attributes whose values would group enough candidates.
+  std::vector<std::string> alternatives;
 };
 
 struct RequestReport {
