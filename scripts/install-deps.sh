@@ -10,6 +10,8 @@ packages=(
   # libraries the code links
   libhwloc-dev libpci-dev libsdbus-c++-dev libsystemd-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  # fit/: CEL matches() and the regex library use RE2
+  libre2-dev
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks
@@ -59,14 +61,18 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends nodejs npm
 fi
 
-# npm ci from the committed lock file, skipped when node_modules already matches it.
-validate_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/validate"
-stamp="$validate_dir/node_modules/.nodetopo-lock.sha256"
-lock_sum="$(sha256sum "$validate_dir/package-lock.json" | cut -d' ' -f1)"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
-  echo "install-deps: tests/validate node modules up to date"
-else
-  echo "install-deps: npm ci in tests/validate"
-  (cd "$validate_dir" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$lock_sum" >"$stamp"
-fi
+# npm ci from the committed lock files, skipped when node_modules already matches the lock:
+# tests/validate (kubernetes-models) and tests/cel (@bufbuild/cel-spec conformance data and the
+# @bufbuild/cel reference evaluator for fit/'s CEL tests).
+for dir in tests/validate tests/cel; do
+  npm_dir="$(cd "$(dirname "$0")/.." && pwd)/$dir"
+  stamp="$npm_dir/node_modules/.nodetopo-lock.sha256"
+  lock_sum="$(sha256sum "$npm_dir/package-lock.json" | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
+    echo "install-deps: $dir node modules up to date"
+  else
+    echo "install-deps: npm ci in $dir"
+    (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$lock_sum" >"$stamp"
+  fi
+done

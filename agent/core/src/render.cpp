@@ -35,22 +35,7 @@ std::string render_matrix(const NodeSnapshot& s, std::string_view format) {
 
 Result<std::string> render_slices(const NodeSnapshot& s, std::string_view format,
                                   const RenderOptions& opts) {
-  if (s.node_name.empty()) return make_error(ErrorCode::kInvalid, s.node_error);
-  exporters::dra::SliceOptions o;
-  o.node_name = s.node_name;
-  o.node_uid = opts.node_uid;
-  o.driver = !opts.driver.empty() ? opts.driver : s.export_config.driver.value_or("nodetopo.dev");
-  o.generation = opts.generation;
-  auto version = exporters::dra::parse_k8s_version(opts.k8s_version);
-  if (!version) return version.error();
-  o.version = version.value();
-  if (s.export_config.sharing) o.sharing = *s.export_config.sharing;
-  if (!opts.sharing.empty()) {
-    auto mode = exporters::parse_sharing_mode(opts.sharing);
-    if (!mode) return mode.error();
-    o.sharing.mode = mode.value();
-  }
-  auto slices = exporters::dra::build_resource_slices(s.topology(), o);
+  auto slices = build_slices(s, opts);
   if (!slices) return slices.error();
   return format == "json" ? exporters::dra::render_slices_json(*slices)
                           : exporters::dra::render_slices_yaml(*slices);
@@ -183,6 +168,27 @@ Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind, std:
       return render_shape(snapshot, format);
   }
   return make_error(ErrorCode::kInvalid, "unknown document kind");
+}
+
+Result<std::vector<exporters::dra::ResourceSlice>> build_slices(const NodeSnapshot& s,
+                                                                const RenderOptions& opts) {
+  if (s.export_config_error) return *s.export_config_error;
+  if (s.node_name.empty()) return make_error(ErrorCode::kInvalid, s.node_error);
+  exporters::dra::SliceOptions o;
+  o.node_name = s.node_name;
+  o.node_uid = opts.node_uid;
+  o.driver = !opts.driver.empty() ? opts.driver : s.export_config.driver.value_or("nodetopo.dev");
+  o.generation = opts.generation;
+  auto version = exporters::dra::parse_k8s_version(opts.k8s_version);
+  if (!version) return version.error();
+  o.version = version.value();
+  if (s.export_config.sharing) o.sharing = *s.export_config.sharing;
+  if (!opts.sharing.empty()) {
+    auto mode = exporters::parse_sharing_mode(opts.sharing);
+    if (!mode) return mode.error();
+    o.sharing.mode = mode.value();
+  }
+  return exporters::dra::build_resource_slices(s.topology(), o);
 }
 
 }  // namespace nodetopo::core

@@ -10,6 +10,7 @@
 
 #include <nodetopo/base/error.hpp>
 #include <nodetopo/core/snapshot.hpp>
+#include <nodetopo/exporters/dra_types.hpp>
 
 namespace nodetopo::core {
 
@@ -55,5 +56,11 @@ struct RenderOptions {
 [[nodiscard]] Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind,
                                          std::string_view format,
                                          const RenderOptions& options = {});
+
+/// The ResourceSlices `render(snapshot, kResourceSlices, …)` prints, as values: what
+/// `topo fit` and the publisher start from, so that what they reason about and what is published
+/// cannot drift apart. Fails as render() does for this kind.
+[[nodiscard]] Result<std::vector<exporters::dra::ResourceSlice>> build_slices(
+    const NodeSnapshot& snapshot, const RenderOptions& options = {});
 
 }  // namespace nodetopo::core
