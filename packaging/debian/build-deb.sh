@@ -43,6 +43,11 @@ if ! missing=$(dpkg-checkbuilddeps 2>&1); then
 fi
 if command -v ccache >/dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  # debhelper points HOME at a directory inside the build tree, where ccache would find neither
+  # its configuration nor its cache: name both as this user has them.
+  CCACHE_DIR=$(ccache -k cache_dir)
+  CCACHE_BASEDIR=$(ccache -k base_dir)
+  export CCACHE_DIR CCACHE_BASEDIR
 fi
 export DEB_BUILD_OPTIONS="parallel=${NODETOPO_DEB_JOBS:-2} ${DEB_BUILD_OPTIONS:-}"
 if ! dpkg-buildpackage -b -us -uc >"$work/build.log" 2>&1; then
