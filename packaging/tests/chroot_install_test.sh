@@ -95,9 +95,16 @@ if [ "${agent}" = "--agent" ]; then
   step topo agent --check-config /etc/nodetopo/agent.yaml
   topo agent --check-config /etc/nodetopo/agent.yaml
 fi
+step "maintainer scripts with systemd-sysusers and systemd-tmpfiles present"
+! getent passwd nodetopo >/dev/null || { echo "user nodetopo created without systemd-sysusers"; exit 1; }
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd-standalone-sysusers systemd-standalone-tmpfiles >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall /tmp/$(basename "$deb") >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
+getent passwd nodetopo || { echo "postinst did not create the user nodetopo"; exit 1; }
+owner=\$(stat -c '%U:%G %a' /var/lib/nodetopo) && echo "    /var/lib/nodetopo \$owner"
+[ "\$owner" = "nodetopo:nodetopo 750" ] || { echo "/var/lib/nodetopo is \$owner, expected nodetopo:nodetopo 750"; exit 1; }
 step apt-get purge nodetopo
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq nodetopo >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
-! command -v topo >/dev/null || { echo "topo still installed after purge"; exit 1; }
+test ! -e /usr/bin/topo || { echo "topo still installed after purge"; exit 1; }
 test ! -e /etc/nodetopo/agent.yaml || { echo "agent.yaml left after purge"; exit 1; }
 echo "--- ok"
 EOF
