@@ -8,7 +8,7 @@
 #      no recommends), the user nodetopo (uid/gid 10001, the DaemonSet's runAsUser) created, apt's
 #      lists, caches, docs and man pages removed;
 #   3. smoke run: `topo --version` and `topo dump --mock dgx-h100` in a chroot of that root file
-#      system, as uid 10001;
+#      system, as uid 10001 (and again in the committed image with `buildah run`, as its user);
 #   4. `buildah from scratch`, the root file system added, entrypoint `topo agent`, user 10001,
 #      HOST_ROOT=/host; committed as localhost/nodetopo:VERSION and written to
 #      OUT/nodetopo-VERSION.oci.tar (load it with `podman load`, `skopeo copy` or
@@ -68,8 +68,8 @@ cat >"$rootfs/tmp/setup.sh" <<EOF
 set -eu
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/$(basename "$deb") >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
-groupadd --system --gid $uid nodetopo
-useradd --system --uid $uid --gid $uid --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin nodetopo
+groupadd --gid $uid nodetopo
+useradd --uid $uid --gid $uid --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin nodetopo
 apt-get clean
 rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log /tmp/* \
        /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/*
@@ -98,8 +98,8 @@ ctr=$(buildah "${storage[@]}" from scratch)
 trap 'buildah "${storage[@]}" rm "$ctr" >/dev/null 2>&1 || true' EXIT
 buildah "${storage[@]}" add "$ctr" "$out/rootfs.tar" / >/dev/null
 buildah "${storage[@]}" config \
-  --entrypoint '["topo", "agent"]' --cmd '' --user "$uid:$uid" --workingdir / \
-  --env HOST_ROOT=/host \
+  --entrypoint '["/usr/bin/topo", "agent"]' --cmd '' --user "$uid:$uid" --workingdir / \
+  --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --env HOST_ROOT=/host \
   --label org.opencontainers.image.title=nodetopo \
   --label org.opencontainers.image.version="$version" \
   --label org.opencontainers.image.description="node hardware topology agent for Kubernetes" \
@@ -108,6 +108,17 @@ buildah "${storage[@]}" commit --quiet "$ctr" "localhost/nodetopo:$version" >/de
 rm -f "$out/nodetopo-$version.oci.tar"
 buildah "${storage[@]}" push --quiet "localhost/nodetopo:$version" "oci-archive:$out/nodetopo-$version.oci.tar:localhost/nodetopo:$version"
 buildah "${storage[@]}" inspect --type image --format '{{.OCIv1.Config.Entrypoint}} user={{.OCIv1.Config.User}} env={{.OCIv1.Config.Env}}' "localhost/nodetopo:$version"
+echo
 rm -f "$out/rootfs.tar"
+
+echo "--- smoke run of the committed image (its user, environment and entrypoint's binary)"
+run=$(buildah "${storage[@]}" from "localhost/nodetopo:$version")
+trap 'buildah "${storage[@]}" rm "$ctr" "$run" >/dev/null 2>&1 || true' EXIT
+[[ $(buildah "${storage[@]}" run --isolation chroot "$run" -- id -u) == "$uid" ]] || fail "the image does not run as uid $uid"
+buildah "${storage[@]}" run --isolation chroot "$run" -- topo dump --mock dgx-h100 >"$out/smoke-image.txt" ||
+  fail "topo dump --mock dgx-h100 fails in the image"
+grep -q H100 "$out/smoke-image.txt" || fail "topo dump --mock dgx-h100 in the image shows no H100"
+echo "topo dump --mock dgx-h100 as uid $uid in the image: $(wc -l <"$out/smoke-image.txt") lines"
+
 echo "image localhost/nodetopo:$version: root file system $(du -sh "$rootfs" | cut -f1), archive $(du -h "$out/nodetopo-$version.oci.tar" | cut -f1) ($out/nodetopo-$version.oci.tar)"
 echo "build-image.sh: done in $(($(date +%s) - start)) s"
