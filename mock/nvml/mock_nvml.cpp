@@ -28,8 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nodetopo/nvml_abi.hpp>
+
 #include "fixture.hpp"
-#include "nvml_abi.hpp"
 
 using namespace nodetopo::nvml_abi;
 using nodetopo::mock_nvml::BusId;

@@ -13,8 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/discovery.hpp>
-#include <nodetopo/probes/log.hpp>
+#include <nodetopo/probes/environment.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
 #include "fuzz_target.hpp"
@@ -72,7 +73,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto opened =
       nodetopo::probes::SysRoot::open(root, nodetopo::probes::SysRoot::Liveness::kCapture);
-  if (opened) (void)nodetopo::probes::discover(opened.value());
+  if (opened) {
+    // What topo's main does first: the process environment written for the root.
+    nodetopo::probes::write_process_environment(
+        nodetopo::probes::discovery_environment(opened.value(), {}));
+    (void)nodetopo::probes::discover(opened.value());
+  }
   fs::remove_all(root, ec);
   return 0;
 }

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <nodetopo/exporters/json_model.hpp>
-#include <nodetopo/exporters/sinks.hpp>
+#include <nodetopo/exporters/matrix.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
 
 #include "test_support.hpp"
@@ -357,6 +357,25 @@ TEST(TextTree, ProbeSummaryListsOnlyUncleanProbes) {
   EXPECT_EQ(render_text_tree(empty, clean), "Machine\n");
 }
 
+// NIC names in the matrix legend come from the root's net/ and infiniband/ directory names.
+TEST(MatrixText, NamesFromTheRootReachNoTerminal) {
+  DeviceMatrix m;
+  MatrixDevice nic;
+  nic.name = "NIC0";
+  nic.kind = "nic";
+  nic.rdma = "mlx5_\x1b]0;pwned\x07\x1b[2J\xc2\x9b\xff";
+  m.devices.push_back(nic);
+  m.cells.push_back({Relation{RelationClass::kSelf}});
+  const std::string out = render_matrix_text(m);
+  for (char c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    ASSERT_TRUE(u >= 0x20 || c == '\n' || c == '\t') << "control byte " << int(u);
+    ASSERT_NE(u, 0x7f);
+  }
+  EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << "C1 control (CSI)";
+  EXPECT_NE(out.find("NIC0: mlx5_?]0;pwned?"), std::string::npos) << out;
+}
+
 TEST(FormatBytes, BinaryUnitsWithOneDecimal) {
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(1023), "1023 B");
@@ -375,47 +394,6 @@ TEST(FormatBytes, RoundingUpCarriesIntoTheNextUnit) {
   EXPECT_EQ(format_bytes(1073741823), "1 GiB");  // 1023.999 MiB
   EXPECT_EQ(format_bytes(2047), "2 KiB");        // 1.999 KiB
   EXPECT_EQ(format_bytes(1024 * 1024 - 52), "1023.9 KiB") << "only a full carry changes unit";
-}
-
-// ---------------------------------------------------------------------------------------------
-// sinks
-
-TEST(WriteFileAtomic, WritesAndReplaces) {
-  test::TempDir dir;
-  const fs::path file = dir.path() / "out.json";
-  ASSERT_TRUE(write_file_atomic(file, "first\n").ok());
-  EXPECT_EQ(test::read_file(file), "first\n");
-  ASSERT_TRUE(write_file_atomic(file, "second").ok());
-  EXPECT_EQ(test::read_file(file), "second");
-  EXPECT_EQ((fs::status(file).permissions() & fs::perms::all),
-            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                fs::perms::others_read);
-  std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
-    ++entries;
-  EXPECT_EQ(entries, 1U) << "no temporary file is left behind";
-}
-
-TEST(WriteFileAtomic, MissingDirectoryFailsNamingIt) {
-  test::TempDir dir;
-  const fs::path file = dir.path() / "missing" / "out.json";
-  const Result<void> r = write_file_atomic(file, "x");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().describe().find((dir.path() / "missing").string()), std::string::npos)
-      << r.error().describe();
-  EXPECT_FALSE(fs::exists(dir.path() / "missing"));
-}
-
-TEST(WriteFileAtomic, TargetThatIsADirectoryFailsAndCleansUp) {
-  test::TempDir dir;
-  fs::create_directories(dir.path() / "out.json");
-  const Result<void> r = write_file_atomic(dir.path() / "out.json", "x");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().describe().find("out.json"), std::string::npos) << r.error().describe();
-  std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
-    ++entries;
-  EXPECT_EQ(entries, 1U) << "the temporary file is removed on failure";
 }
 
 }  // namespace
