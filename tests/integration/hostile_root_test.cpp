@@ -514,5 +514,47 @@ TEST(OtherArchitectures, PackagesWithoutAUniquePhysicalIdKeepTheirCpus) {
   }
 }
 
+// A root with no CPU topology: the cpu probe fails, so every snapshot of it is degraded. What
+// publishes writes nothing (exit 1), the views print and exit 1, `topo fit` on it is bad input.
+TEST(DegradedRoot, IsNeverPublishedNorFitted) {
+  test::TempDir tmp;
+  std::filesystem::create_directories(tmp.path() / "sys");
+  std::filesystem::create_directories(tmp.path() / "proc");
+  const std::string topo = (test::build_dir() / "topo").string();
+  const std::string root = tmp.path().string();
+  const std::filesystem::path out = tmp.path() / "out";
+  for (const char* kind : {"resourceslices", "labels", "nrt", "shape"}) {
+    SCOPED_TRACE(kind);
+    std::vector<std::string> args = {topo, "export", kind, "--root", root};
+    if (std::string(kind) != "shape") args.insert(args.end(), {"--node", "n1"});
+    const auto to_stdout = test::run_command(args);
+    EXPECT_EQ(to_stdout.exit_code, 1);
+    EXPECT_TRUE(to_stdout.out.empty()) << to_stdout.out;
+    EXPECT_NE(to_stdout.err.find("degraded result, nothing written: probe cpu failed"),
+              std::string::npos)
+        << to_stdout.err;
+    if (std::string(kind) == "shape") continue;  // shape prints only
+    args.insert(args.end(), {"--output", out.string()});
+    const auto r = test::run_command(args);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << "a degraded result was written";
+    EXPECT_NE(r.err.find("degraded result, nothing written: probe cpu failed"), std::string::npos)
+        << r.err;
+  }
+  for (const char* view : {"dump", "matrix"}) {
+    SCOPED_TRACE(view);
+    const auto r = test::run_command({topo, view, "--root", root});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_FALSE(r.out.empty()) << "the view is still printed";
+    EXPECT_NE(r.err.find("degraded result: probe cpu failed"), std::string::npos) << r.err;
+  }
+  const auto fit = test::run_command(
+      {topo, "fit", (test::source_dir() / "tests/fit/examples/gpu-nic-same-switch.yaml").string(),
+       "--class", (test::source_dir() / "tests/fit/examples/classes.yaml").string(), "--root", root,
+       "--node", "n1"});
+  EXPECT_EQ(fit.exit_code, 2) << fit.err << fit.out;
+  EXPECT_NE(fit.err.find("degraded result: probe cpu failed"), std::string::npos) << fit.err;
+}
+
 }  // namespace
 }  // namespace nodetopo
