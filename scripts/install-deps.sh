@@ -24,6 +24,10 @@ packages=(
   python3-yaml
   # the benchmark counts file-system calls of topo and lstopo with strace
   strace
+  # the hostile-root suite runs topo under timeout/prlimit and as nobody with setpriv
+  coreutils util-linux
+  # the fuzz preset: clang with libFuzzer and the sanitizer runtimes (docs/reliability.md)
+  clang-14 libclang-rt-14-dev
   # packaging (packaging/, docs/operations.md): the Debian package and its checks, the man page,
   # the unit's verify and security score, the bus policy test's clients, the Debian 12 chroot and
   # the OCI image

@@ -11,6 +11,7 @@
 // Every call is O(1) in the size of the fixture (handles are checked by address, remote PCI ids
 // resolved when the fixture is loaded), so that a probe of a 64-GPU mock spends its time in the
 // probe, not here.
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <type_traits>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nodetopo/nvml_abi.hpp>
@@ -57,22 +59,42 @@ void debug(const std::string& message) {
   }
 }
 
-// The whole file in one buffer (one allocation, read() straight into it).
-std::optional<std::string> read_file(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text(64 * 1024, '\0');
+// The largest fixture read: a DGX fixture is some 40 KiB.
+constexpr std::size_t kMaxFixtureBytes = std::size_t{16} << 20;
+
+// The whole file in one buffer (one allocation, read() straight into it). Only a regular file of
+// bounded size: a FIFO would block every NVML call, a /dev/zero-like node grow without bound.
+std::optional<std::string> read_file(const char* path, std::string& why) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) > kMaxFixtureBytes) {
+    why = S_ISREG(st.st_mode) ? "larger than 16 MiB" : "not a regular file";
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string text(static_cast<std::size_t>(st.st_size) + 1, '\0');
   std::size_t size = 0;
-  while (true) {
-    if (size == text.size()) text.resize(text.size() * 2);
+  while (size <= kMaxFixtureBytes) {
+    if (size == text.size()) text.resize(std::min(text.size() * 2, kMaxFixtureBytes + 1));
     const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
+    if (n < 0) {
+      why = std::strerror(errno);
       ::close(fd);
-      if (n < 0) return std::nullopt;
-      break;
+      return std::nullopt;
     }
+    if (n == 0) break;
     size += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (size > kMaxFixtureBytes) {
+    why = "larger than 16 MiB";
+    return std::nullopt;
   }
   text.resize(size);
   return text;
@@ -84,9 +106,10 @@ std::unique_ptr<Fixture> load_fixture() {
     debug("NODETOPO_MOCK_NVML_FIXTURE is not set");
     return nullptr;
   }
-  const std::optional<std::string> text = read_file(path);
+  std::string why;
+  const std::optional<std::string> text = read_file(path, why);
   if (!text) {
-    debug(std::string("cannot read ") + path);
+    debug(std::string("cannot read ") + path + ": " + why);
     return nullptr;
   }
   std::string error;

@@ -82,4 +82,14 @@ Discovery discover(const SysRoot& root, const ProbeOptions& options) {
   return run_probes(root, default_probes(), options);
 }
 
+std::string Discovery::degraded() const {
+  std::string why;
+  for (const ProbeReport& r : reports) {
+    if (r.status != ProbeStatus::kFailed) continue;
+    if (!why.empty()) why += "; ";
+    why += "probe " + r.probe + " failed: " + r.error;
+  }
+  return why;
+}
+
 }  // namespace nodetopo::probes

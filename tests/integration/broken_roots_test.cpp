@@ -163,10 +163,18 @@ TEST_P(BrokenRootWalk, EmptySysGivesAMachineAndSaysPciIsUnavailable) {
       << report(d, "pci").error;
   EXPECT_GE(d.topology.size(), 1U);
 
+  // No CPU topology at all: the cpu probe failed, so the result is degraded and dump exits 1,
+  // still printing what it found. With one CPU it is complete, PCI merely absent: exit 0.
   const test::CommandResult r = test::run_command(
       {(test::build_dir() / "topo").string(), "dump", "--root", tmp_.path().string()});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("pci: unavailable"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("degraded result: probe cpu failed"), std::string::npos) << r.err;
+  test::write_minimal_cpu(tmp_.path());
+  const test::CommandResult ok = test::run_command(
+      {(test::build_dir() / "topo").string(), "dump", "--root", tmp_.path().string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("pci: unavailable"), std::string::npos) << ok.out;
 }
 
 TEST_P(BrokenRootWalk, PciDevicesDirectoryThatLoopsFailsOnlyThePciProbe) {

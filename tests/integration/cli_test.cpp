@@ -30,6 +30,7 @@ class MinimalRoot : public ::testing::Test {
   void SetUp() override {
     fs::create_directories(dir_.path() / "root/sys");
     fs::create_directories(dir_.path() / "root/proc");
+    test::write_minimal_cpu(dir_.path() / "root");
     root_ = (dir_.path() / "root").string();
   }
   test::TempDir dir_;

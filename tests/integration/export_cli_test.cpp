@@ -177,6 +177,7 @@ class SettingsRoot {
   explicit SettingsRoot(const std::string& settings) {
     fs::create_directories(dir_.path() / "sys");
     fs::create_directories(dir_.path() / "proc");
+    test::write_minimal_cpu(dir_.path());
     test::write_file(dir_.path() / "etc/hostname", "Worker-7.Example.com\n");
     if (!settings.empty()) test::write_file(dir_.path() / "etc/nodetopo/export.yaml", settings);
   }

@@ -69,6 +69,17 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+void write_minimal_cpu(const std::filesystem::path& root) {
+  const std::filesystem::path cpu = root / "sys/devices/system/cpu";
+  write_file(cpu / "online", "0\n");
+  for (const char* name :
+       {"physical_package_id", "core_id", "core_siblings_list", "thread_siblings_list"}) {
+    write_file(cpu / "cpu0/topology" / name, "0\n");
+  }
+  write_file(cpu / "cpu0/topology/core_siblings", "1\n");
+  write_file(cpu / "cpu0/topology/thread_siblings", "1\n");
+}
+
 void write_file(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

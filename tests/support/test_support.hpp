@@ -33,6 +33,10 @@ class TempDir {
 
 /// Writes `content` to `path`, creating parent directories.
 void write_file(const std::filesystem::path& path, const std::string& content);
+
+/// Writes the smallest CPU topology hwloc loads (one CPU, cpu0) under host root `root`: roots
+/// without one fail the cpu probe, and the commands then exit 1 (a degraded discovery).
+void write_minimal_cpu(const std::filesystem::path& root);
 /// Creates a symlink `link` -> `target` (target as given, relative or absolute), with parents.
 void make_symlink(const std::string& target, const std::filesystem::path& link);
 /// Reads a whole file; empty string when absent.

@@ -28,7 +28,12 @@ int run_dump(DumpOptions& opts) {
   if (!snapshot) return fail("dump", snapshot.error().describe());
   auto doc = core::render(*snapshot, core::DocumentKind::kDump, opts.format);
   if (!doc) return fail("dump", doc.error().describe());
-  return emit("dump", opts.output, *doc);
+  const int rc = emit("dump", opts.output, *doc);
+  // Printed, since a partial tree helps to see what is wrong, but not a success.
+  if (const std::string why = snapshot->discovery.degraded(); rc == kExitOk && !why.empty()) {
+    return fail("dump", "degraded result: " + why);
+  }
+  return rc;
 }
 
 }  // namespace

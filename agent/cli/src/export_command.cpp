@@ -3,7 +3,6 @@
 //
 // Option parsing and output only: the host is opened once, one snapshot taken (discovery, the
 // node's export settings, the node name; agent/core) and rendered (core::render).
-#include <iostream>
 #include <memory>
 #include <string>
 
@@ -31,13 +30,7 @@ int run_export(std::string_view command, core::HostSource& source, const std::st
   core::write_process_environment(*host);
   auto snapshot = core::take_snapshot(*host, {.node_name = node, .with_digest = false});
   if (!snapshot) return fail(command, snapshot.error().describe());
-  if (kind != core::DocumentKind::kShape) {
-    for (const ProbeReport& r : snapshot->discovery.reports) {
-      if (r.status == ProbeStatus::kFailed) {
-        std::cerr << "topo export: warning: probe " << r.probe << " failed: " << r.error << "\n";
-      }
-    }
-  }
+  // A degraded snapshot (a probe failed) renders to an error naming the probe: nothing written.
   auto doc = core::render(*snapshot, kind, format, render_options);
   if (!doc) return fail(command, doc.error().describe());
   return emit(command, output, *doc);

@@ -28,7 +28,12 @@ int run_matrix(MatrixOptions& opts) {
   if (!snapshot) return fail("matrix", snapshot.error().describe());
   auto doc = core::render(*snapshot, core::DocumentKind::kMatrix, opts.format);
   if (!doc) return fail("matrix", doc.error().describe());
-  return emit("matrix", opts.output, *doc);
+  const int rc = emit("matrix", opts.output, *doc);
+  // Printed, as dump does, but not a success.
+  if (const std::string why = snapshot->discovery.degraded(); rc == kExitOk && !why.empty()) {
+    return fail("matrix", "degraded result: " + why);
+  }
+  return rc;
 }
 
 }  // namespace

@@ -152,6 +152,13 @@ Result<void> check_render(DocumentKind kind, std::string_view format,
 Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind, std::string_view format,
                            const RenderOptions& options) {
   if (auto checked = check_render(kind, format, options); !checked) return checked.error();
+  // A published document replaces the last one: from a degraded discovery it would withdraw
+  // what the failed probe misses (docs/reliability.md). Only the views show one.
+  if (kind != DocumentKind::kDump && kind != DocumentKind::kMatrix) {
+    if (const std::string why = snapshot.discovery.degraded(); !why.empty()) {
+      return make_error(ErrorCode::kIo, "degraded result, nothing written: " + why);
+    }
+  }
   if (reads_settings(kind) && snapshot.export_config_error) return *snapshot.export_config_error;
   switch (kind) {
     case DocumentKind::kDump:
@@ -172,6 +179,9 @@ Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind, std:
 
 Result<std::vector<exporters::dra::ResourceSlice>> build_slices(const NodeSnapshot& s,
                                                                 const RenderOptions& opts) {
+  if (const std::string why = s.discovery.degraded(); !why.empty()) {
+    return make_error(ErrorCode::kIo, "degraded result: " + why);
+  }
   if (s.export_config_error) return *s.export_config_error;
   if (s.node_name.empty()) return make_error(ErrorCode::kInvalid, s.node_error);
   exporters::dra::SliceOptions o;

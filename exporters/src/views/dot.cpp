@@ -8,6 +8,8 @@
 #include <nodetopo/exporters/text_tree.hpp>
 #include <nodetopo/topology/relations.hpp>
 
+#include "views/printable.hpp"
+
 namespace nodetopo::exporters {
 
 namespace {
@@ -241,7 +243,7 @@ class DotWriter {
 }  // namespace
 
 std::string render_dot(const Topology& topology) {
-  return DotWriter(topology).render();
+  return detail::printable(DotWriter(topology).render());
 }
 
 }  // namespace nodetopo::exporters

@@ -3,6 +3,7 @@
 #include <nodetopo/exporters/matrix.hpp>
 
 #include "views/matrix_json.hpp"
+#include "views/printable.hpp"
 
 namespace nodetopo::exporters {
 
@@ -135,7 +136,9 @@ Legend:
     }
     out += "  " + d.name + ": " + legend_name(d) + "\n";
   }
-  return out;
+  // NIC names come from the root (net/ and infiniband/ directory names): a capture must not
+  // drive the terminal that shows them.
+  return detail::printable(out);
 }
 
 void write_matrix_json(detail::JsonWriter& j, const DeviceMatrix& m) {

@@ -6,6 +6,8 @@
 #include <nodetopo/base/hex.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
 
+#include "views/printable.hpp"
+
 namespace nodetopo::exporters {
 
 namespace {
@@ -216,7 +218,8 @@ std::string render_text_tree(const Topology& topology, std::span<const ProbeRepo
     for (const std::string& w : r.warnings)
       out += "    " + w + "\n";
   }
-  return out;
+  // Names, models and warnings come from the capture: no byte of them may drive a terminal.
+  return detail::printable(out);
 }
 
 }  // namespace nodetopo::exporters

@@ -634,8 +634,63 @@ void apply_overrides(Reader& r, YAML::Node& root,
 
 }  // namespace
 
+namespace {
+
+// The line (from 1) of the first byte that is not part of valid UTF-8, or 0 when all is valid.
+// Profile strings end up in JSON (the manifest, the NVML fixture), which must be UTF-8: refused
+// here, with the line, instead of failing deep in rendering.
+std::size_t first_invalid_utf8_line(std::string_view text) {
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b == '\n') ++line;
+    std::size_t n = 1;
+    unsigned lo = 0x80;
+    unsigned hi = 0xbf;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    if (b >= 0xc2 && b <= 0xdf) {
+      n = 2;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      n = 3;
+      lo = b == 0xe0 ? 0xa0 : lo;
+      hi = b == 0xed ? 0x9f : hi;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 4;
+      lo = b == 0xf0 ? 0x90 : lo;
+      hi = b == 0xf4 ? 0x8f : hi;
+    } else {
+      return line;
+    }
+    if (i + n > text.size()) return line;
+    const auto second = static_cast<unsigned char>(text[i + 1]);
+    if (second < lo || second > hi) return line;
+    for (std::size_t k = 2; k < n; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (c < 0x80 || c > 0xbf) return line;
+    }
+    i += n;
+  }
+  return 0;
+}
+
+}  // namespace
+
 Result<Profile> parse_profile(std::string_view yaml, std::string_view source,
                               const std::map<std::string, std::string>& overrides) {
+  if (const std::size_t line = first_invalid_utf8_line(yaml); line != 0) {
+    return make_error(
+        ErrorCode::kInvalid,
+        "line " + std::to_string(line) + ": not valid UTF-8 (profiles are UTF-8 text)",
+        std::string(source));
+  }
+  for (const auto& [key, value] : overrides) {
+    if (first_invalid_utf8_line(key) != 0 || first_invalid_utf8_line(value) != 0) {
+      return make_error(ErrorCode::kInvalid, "override is not valid UTF-8", std::string(source));
+    }
+  }
   Reader reader{std::string(source), "profile"};
   YAML::Node root;
   try {

@@ -1,6 +1,13 @@
 #include <algorithm>
-#include <fstream>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nodetopo/mock/profiles.hpp>
 
@@ -82,6 +89,42 @@ Result<std::vector<ProfileSummary>> list_profiles() {
   return out;
 }
 
+namespace {
+
+// The largest profile read: the shipped ones are a few KiB.
+constexpr std::size_t kMaxProfileBytes = std::size_t{4} << 20;
+
+// A profile file's text: only a regular file of bounded size (a FIFO would block, /dev/zero
+// fill memory).
+Result<std::string> read_profile_file(int fd, const std::string& file) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return make_error(ErrorCode::kInvalid,
+                      "not a regular file (a FIFO, device or directory): not read as a profile",
+                      file);
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxProfileBytes) {
+    return make_error(ErrorCode::kInvalid, "profile file larger than 4 MiB: not read", file);
+  }
+  std::string text;
+  std::array<char, 65536> buf{};
+  while (true) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return make_error(ErrorCode::kIo, std::string("cannot read: ") + std::strerror(errno), file);
+    }
+    if (n == 0) break;
+    text.append(buf.data(), static_cast<std::size_t>(n));
+    if (text.size() > kMaxProfileBytes) {
+      return make_error(ErrorCode::kInvalid, "profile file larger than 4 MiB: not read", file);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
 Result<Profile> load_profile(std::string_view spec) {
   std::string_view base = spec;
   std::map<std::string, std::string> overrides;
@@ -103,19 +146,22 @@ Result<Profile> load_profile(std::string_view spec) {
   if (shipped != nullptr) {
     return parse_profile(shipped->yaml, std::string(base) + " (shipped profile)", overrides);
   }
-  std::ifstream in{std::string(base), std::ios::binary};
-  if (!in) {
-    if (!looks_like_file(base)) {
+  const std::string file(base);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT && !looks_like_file(base)) {
       return make_error(ErrorCode::kNotFound,
                         "unknown profile (shipped: " + shipped_names() +
                             "; or give a profile file ending in .yaml)",
-                        std::string(base));
+                        file);
     }
-    return make_error(ErrorCode::kNotFound, "cannot read the profile file", std::string(base));
+    return make_error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                      std::string("cannot read the profile file: ") + std::strerror(errno), file);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_profile(text.str(), std::string(base), overrides);
+  auto text = read_profile_file(fd, file);
+  ::close(fd);
+  if (!text) return text.error();
+  return parse_profile(*text, file, overrides);
 }
 
 }  // namespace nodetopo::mock

@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -24,6 +27,52 @@ namespace {
 
 Error io_error(const std::string& what, const fs::path& path, int err) {
   return make_error(ErrorCode::kIo, what + ": " + std::strerror(err), path.string());
+}
+
+// Whether `dir` holds a mock host built before, and nothing else, so that --force may delete its
+// contents. A marker file alone proves nothing (anyone can create nodetopo-mock/manifest.json):
+// it must be a regular file holding a manifest this builder writes, and every other entry must
+// be one a mock host has. Anything else is refused, naming what is foreign.
+Result<void> check_previous_host(const fs::path& dir) {
+  const fs::path manifest = dir / std::string(kManifestFile);
+  auto refuse = [&](const std::string& why) {
+    return make_error(ErrorCode::kInvalid,
+                      "directory is not empty and " + why + ": refusing to delete its contents",
+                      dir.string());
+  };
+  const int fd = ::open(manifest.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return refuse("holds no mock host (no regular " + std::string(kManifestFile) + ")");
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      st.st_size <= (std::int64_t{4} << 20)) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    const ssize_t n = ::read(fd, text.data(), text.size());
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+  ::close(fd);
+  if (!detail::is_manifest(text)) {
+    return refuse(std::string(kManifestFile) + " is not a mock host's manifest");
+  }
+  // The entries a mock host has at its top and in nodetopo-mock/.
+  constexpr std::array<std::string_view, 4> kTop = {"sys", "proc", "etc", "nodetopo-mock"};
+  constexpr std::array<std::string_view, 2> kMarker = {"manifest.json", "nvml.json"};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (std::find(kTop.begin(), kTop.end(), name) == kTop.end() || !entry.is_directory(ec) ||
+        entry.is_symlink(ec)) {
+      return refuse("holds '" + name + "', which is no part of a mock host");
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(manifest.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (std::find(kMarker.begin(), kMarker.end(), name) == kMarker.end()) {
+      return refuse("holds 'nodetopo-mock/" + name + "', which is no part of a mock host");
+    }
+  }
+  if (ec) return io_error("cannot list", dir, ec.value());
+  return {};
 }
 
 Result<void> write_all(int fd, const std::string& data, const fs::path& path) {
@@ -188,12 +237,7 @@ Result<BuildSummary> build_host(const Profile& profile, const fs::path& dir_in,
                           "there before)",
                           dir.string());
       }
-      if (!fs::exists(dir / std::string(kManifestFile), ec)) {
-        return make_error(ErrorCode::kInvalid,
-                          "directory is not empty and holds no mock host (no " +
-                              std::string(kManifestFile) + "): refusing to delete its contents",
-                          dir.string());
-      }
+      if (auto mock = check_previous_host(dir); !mock) return mock.error();
     }
   }
   const fs::path parent = dir.parent_path();

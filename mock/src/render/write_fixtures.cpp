@@ -248,4 +248,15 @@ void write_fixtures(const Plan& plan, ImageWriter& out) {
   write_export_settings(plan, out);
 }
 
+bool is_manifest(std::string_view text) {
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return false;
+  const auto format = doc.find("format");
+  const auto profile = doc.find("profile");
+  const auto cpus = doc.find("cpus");
+  return format != doc.end() && *format == 1 && profile != doc.end() && profile->is_string() &&
+         !profile->get_ref<const std::string&>().empty() && cpus != doc.end() &&
+         cpus->is_number_unsigned();
+}
+
 }  // namespace nodetopo::mock::detail

@@ -1,6 +1,8 @@
 // Writers: each renders one part of the fake root from the plan.
 #pragma once
 
+#include <string_view>
+
 #include "plan/plan.hpp"
 #include "render/image.hpp"
 
@@ -21,5 +23,9 @@ void write_accelerators(const Plan& plan, ImageWriter& out);
 
 /// nodetopo-mock/nvml.json (when there are NVIDIA GPUs) and nodetopo-mock/manifest.json.
 void write_fixtures(const Plan& plan, ImageWriter& out);
+
+/// True when `text` is a manifest write_fixtures() writes (a JSON object of format 1 naming its
+/// profile and CPU count): the proof `mock build --force` needs that a directory is a mock host.
+bool is_manifest(std::string_view text);
 
 }  // namespace nodetopo::mock::detail

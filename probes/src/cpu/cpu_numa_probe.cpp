@@ -1,7 +1,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <hwloc.h>
@@ -14,6 +16,7 @@
 #include <nodetopo/topology/ids.hpp>
 
 #include "cpu/hwloc_environment.hpp"
+#include "cpu/hwloc_guard.hpp"
 
 namespace nodetopo::probes {
 
@@ -107,7 +110,18 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   hwloc_topology_set_cache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
   hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
   hwloc_topology_set_type_filter(topo.get(), HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
-  if (hwloc_topology_load(topo.get()) != 0) {
+  // Everything hwloc opens under a root other than "/" is resolved inside it by the kernel.
+  std::optional<detail::HwlocGuard> guard;
+  if (root.path() != "/") guard.emplace(root);
+  const int loaded = hwloc_topology_load(topo.get());
+  const int load_errno = errno;
+  if (guard) {
+    for (const std::string& refusal : guard->refusals())
+      ctx.warn("hwloc: " + refusal);
+    guard.reset();
+  }
+  if (loaded != 0) {
+    errno = load_errno;
     return make_error(ErrorCode::kIo,
                       std::string("hwloc could not load the CPU topology: ") + std::strerror(errno),
                       root.host_path("sys/devices/system"));
@@ -122,18 +136,37 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   machine.memory_bytes = machine_obj->total_memory;
 
   const int npackages = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_PACKAGE);
+  // Packages are named by their OS index (physical_package_id) when every package has its own.
+  // s390x, POWER and ia64 report none or repeat one: then all are named by hwloc's logical
+  // index, as lstopo numbers them, instead of collapsing into one node.
+  std::set<unsigned> os_indexes;
+  bool os_ids_usable = true;
+  for (int i = 0; i < npackages; ++i) {
+    hwloc_obj_t obj =
+        hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    if (obj == nullptr || obj->os_index == HWLOC_UNKNOWN_INDEX ||
+        !os_indexes.insert(obj->os_index).second) {
+      os_ids_usable = false;
+    }
+  }
+  std::map<hwloc_obj_t, NodeIndex> package_nodes;
   for (int i = 0; i < npackages; ++i) {
     hwloc_obj_t obj =
         hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
     if (obj == nullptr) continue;  // hwloc's contract: NULL past the count; guards -O2 analysis
+    const unsigned id = os_ids_usable ? obj->os_index : obj->logical_index;
     PackageInfo pkg;
     pkg.os_index = obj->os_index;
     pkg.cpus = to_cpu_set(obj->cpuset);
     pkg.cpu_vendor = info(obj, "CPUVendor");
     pkg.cpu_model = info(obj, "CPUModel");
-    auto added = builder.add(NodeKind::kPackage, node_id::package(obj->os_index), builder.root(),
-                             std::move(pkg));
-    if (!added) ctx.warn(added.error());
+    auto added =
+        builder.add(NodeKind::kPackage, node_id::package(id), builder.root(), std::move(pkg));
+    if (!added) {
+      ctx.warn(added.error());
+      continue;
+    }
+    package_nodes.emplace(obj, *added);
   }
 
   const int nnuma = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_NUMANODE);
@@ -153,8 +186,12 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
       if (auto addr = parse_pci_address(bus_id)) numa.device = *addr;
     }
     NodeIndex parent = builder.root();
+    // Where hwloc put it: under its package (found by object, not by a name that may repeat),
+    // else under the machine.
     if (hwloc_obj_t pkg = ancestor_package(obj)) {
-      if (auto found = builder.find(node_id::package(pkg->os_index))) parent = *found;
+      if (auto found = package_nodes.find(pkg); found != package_nodes.end()) {
+        parent = found->second;
+      }
     }
     auto added =
         builder.add(NodeKind::kNumaNode, node_id::numa(obj->os_index), parent, std::move(numa));

@@ -145,16 +145,14 @@ Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_byt
     if (err == ELOOP) return root_.read_file(rel_ + "/" + file, max_bytes);
     return detail::errno_error(err, "cannot open", host_path(name));
   }
-  auto content = detail::read_all(fd, max_bytes);
-  // sysfs attributes are regular files that say something. Nothing read (a FIFO without writer,
-  // a directory's EISDIR): check what it is, so that the message says so.
-  if (!content || content->empty()) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return make_error(ErrorCode::kInvalid, "not a regular file", host_path(name));
-    }
+  // sysfs attributes are regular files. Anything else (a FIFO, a device node, a socket, a
+  // directory) planted in a capture is refused before a byte of it is read.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::kInvalid, "not a regular file", host_path(name));
   }
+  auto content = detail::read_all(fd, max_bytes);
   ::close(fd);
   if (!content) {
     Error e = content.error();

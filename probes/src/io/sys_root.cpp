@@ -69,8 +69,10 @@ struct SysRoot::Cache {
   // Directories a kernel-checked open proved free of symlinks (true) or not (false).
   std::unordered_map<std::string, bool> canonical_dirs;
   Stats stats;
-  // The root directory, for openat2(); -1 when kernel-checked opens are off.
+  // The root directory, for openat2() and for the final open of every resolved path.
   int root_fd = -1;
+  // False once openat2() is refused: resolved paths are then opened one component at a time.
+  std::atomic<bool> have_openat2{true};
   // Cleared for good once the kernel turns openat2() down (ENOSYS before Linux 5.6, EPERM or
   // ENOSYS from a seccomp filter): one failed call per process, not one per file.
   std::atomic<bool> kernel_checks{false};
@@ -87,10 +89,10 @@ SysRoot::SysRoot(std::filesystem::path root, bool live, PathWalk walk)
     : root_(std::move(root)), live_(live), cache_(std::make_shared<Cache>()) {
   root_prefix_ = root_.string();
   if (root_prefix_.empty() || root_prefix_.back() != '/') root_prefix_ += '/';
-  if (walk == PathWalk::kKernelChecked) {
-    cache_->root_fd = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    cache_->kernel_checks = cache_->root_fd >= 0;
-  }
+  // Opened in both walks: whichever resolves a path, the kernel opens it (open_resolved()).
+  cache_->root_fd = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cache_->kernel_checks = walk == PathWalk::kKernelChecked && cache_->root_fd >= 0;
+  cache_->have_openat2 = cache_->root_fd >= 0;
 }
 
 Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness liveness, PathWalk walk) {
@@ -112,6 +114,10 @@ Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness livenes
     return make_error(ErrorCode::kInvalid, "host root is not a directory", abs);
   }
   const std::string sys = (abs == "/" ? std::string() : abs) + "/sys";
+  if (::stat(sys.c_str(), &st) != 0 && errno != ENOENT) {
+    // EACCES and the like: the directory may well be there; say what the kernel said.
+    return errno_error(errno, "cannot access the host root's sys/", sys);
+  }
   if (::stat(sys.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return make_error(ErrorCode::kNotFound,
                       "no sys/ directory: a host root must hold the host's sys/ and proc/ "
@@ -137,6 +143,66 @@ int SysRoot::open_checked(std::string_view rel, int flags, int* error) const {
     cache_->kernel_checks.store(false, std::memory_order_relaxed);
   }
   return -1;
+}
+
+int SysRoot::open_resolved(const std::string& rel, int flags) const {
+  count(&Stats::opens);
+  if (cache_->root_fd < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  const std::string path = rel.empty() ? std::string(".") : rel;
+  if (cache_->have_openat2.load(std::memory_order_relaxed)) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const long fd = ::syscall(SYS_openat2, cache_->root_fd, path.c_str(), &how, sizeof(how));
+    if (fd >= 0) return static_cast<int>(fd);
+    if (errno != ENOSYS && errno != EPERM && errno != E2BIG) return -1;
+    cache_->have_openat2.store(false, std::memory_order_relaxed);
+  }
+  // Without openat2: one component at a time, each opened relative to the previous one and
+  // refused when it is a link (O_NOFOLLOW): still the kernel that decides, on what it opens.
+  int dir = ::openat(cache_->root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  std::deque<std::string> parts = split_path(rel);
+  if (parts.empty()) parts.emplace_back(".");
+  while (!parts.empty()) {
+    const std::string part = std::move(parts.front());
+    parts.pop_front();
+    if (part == "..") {
+      ::close(dir);
+      errno = EXDEV;
+      return -1;
+    }
+    const int next_flags = parts.empty() ? flags : (O_PATH | O_DIRECTORY);
+    const int next = ::openat(dir, part.c_str(), next_flags | O_NOFOLLOW | O_CLOEXEC);
+    const int err = errno;
+    ::close(dir);
+    if (next < 0) {
+      errno = err;
+      return -1;
+    }
+    dir = next;
+  }
+  return dir;
+}
+
+Error SysRoot::open_error(int err, const std::string& what, std::string_view rel) const {
+  // The path was resolved without a link a moment ago: the kernel met one now (or a climb out).
+  if (err == ELOOP || err == EXDEV) {
+    return make_error(ErrorCode::kEscapesRoot,
+                      "changed while being read (a component became a symlink): not followed",
+                      host_path(rel));
+  }
+  return errno_error(err, what, host_path(rel));
+}
+
+bool SysRoot::is_directory(const std::string& rel) const {
+  const int fd = open_resolved(rel, O_PATH | O_DIRECTORY);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
 }
 
 std::string SysRoot::host_path(std::string_view rel) const {
@@ -234,6 +300,10 @@ Result<std::string> SysRoot::resolve_impl(std::string_view rel, bool follow_last
         return make_error(ErrorCode::kEscapesRoot, "path leads above the host root",
                           host_path(rel));
       }
+      // "file/.." is not the directory holding the file: the kernel refuses it, so do we.
+      if (!is_directory(done)) {
+        return make_error(ErrorCode::kNotFound, "not a directory", host_path(done));
+      }
       pop_component();
       continue;
     }
@@ -282,6 +352,11 @@ Result<std::string> SysRoot::resolve_impl(std::string_view rel, bool follow_last
       }
     }
   }
+  // "file/" names a directory: refused when it is not one, as the kernel would.
+  if (follow_last && !rel.empty() && (rel.back() == '/' || rel.ends_with("/.")) &&
+      !is_directory(done)) {
+    return make_error(ErrorCode::kNotFound, "not a directory", host_path(rel));
+  }
   return done;
 }
 
@@ -291,29 +366,40 @@ Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_byt
   // (sysfs and regular files ignore the flag). Only when that last component is itself a link
   // (ELOOP) is it resolved and opened again.
   int err = 0;
-  if (const int fd = open_checked(rel, O_RDONLY | O_NONBLOCK, &err); fd >= 0) {
-    return detail::read_and_close(fd, max_bytes, [&] { return host_path(rel); });
+  if (const int fd = open_checked(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, &err); fd >= 0) {
+    return read_regular(fd, max_bytes, rel);
   }
   // The kernel walked every component up to the missing one without meeting a symlink: the
   // user-space walk would find it missing too.
   if (err == ENOENT) return errno_error(err, "cannot open", host_path(rel));
   auto parent = resolve_impl(rel, /*follow_last=*/false);
   if (!parent) return parent.error();
-  std::string full = root_prefix_ + parent.value();
-  {
-    std::lock_guard lock(cache_->mutex);
-    ++cache_->stats.opens;
-  }
-  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  // Opened by the kernel, refusing any link on the way: a directory swapped for a symlink after
+  // the walk above is refused, not followed. Only when the last component is itself a link
+  // (ELOOP) is it resolved and opened again.
+  constexpr int kFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+  int fd = open_resolved(parent.value(), kFlags);
   if (fd < 0 && errno == ELOOP) {
     auto target = resolve(rel);
     if (!target) return target.error();
-    full = root_prefix_ + target.value();
-    std::lock_guard lock(cache_->mutex);
-    ++cache_->stats.opens;
-    fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    fd = open_resolved(target.value(), kFlags);
   }
-  if (fd < 0) return errno_error(errno, "cannot open", host_path(rel));
+  if (fd < 0) return open_error(errno, "cannot open", rel);
+  return read_regular(fd, max_bytes, rel);
+}
+
+Result<std::string> SysRoot::read_regular(int fd, std::size_t max_bytes,
+                                          std::string_view rel) const {
+  // Only regular files are read: a FIFO, socket or device node planted in a capture (or a
+  // directory) is refused before a byte is read, naming the path.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::kInvalid,
+                      S_ISDIR(st.st_mode) ? "is a directory, not a file"
+                                          : "not a regular file (FIFO, socket or device node)",
+                      host_path(rel));
+  }
   return detail::read_and_close(fd, max_bytes, [&] { return host_path(rel); });
 }
 
@@ -339,13 +425,17 @@ Result<std::vector<std::string>> SysRoot::list_dir(std::string_view rel) const {
   }
   auto resolved = resolve(rel);
   if (!resolved) return resolved.error();
-  const std::string full = root_prefix_ + resolved.value();
   {
     std::lock_guard lock(cache_->mutex);
     ++cache_->stats.dir_lists;
   }
-  DIR* dir = ::opendir(full.c_str());
-  if (dir == nullptr) return errno_error(errno, "cannot list directory", host_path(rel));
+  const int fd = open_resolved(resolved.value(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return open_error(errno, "cannot list directory", rel);
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    ::close(fd);
+    return errno_error(errno, "cannot list directory", host_path(rel));
+  }
   std::vector<std::string> names;
   while (const dirent* ent = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): one DIR per call
     const std::string_view name = ent->d_name;
@@ -379,10 +469,8 @@ Result<SysDir> SysRoot::open_dir(std::string_view rel) const {
   if (auto dir = open_canonical_dir(rel)) return std::move(*dir);
   auto resolved = resolve(rel);
   if (!resolved) return resolved.error();
-  count(&Stats::opens);
-  const std::string full = root_prefix_ + resolved.value();
-  const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
-  if (fd < 0) return errno_error(errno, "cannot open directory", host_path(rel));
+  const int fd = open_resolved(resolved.value(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return open_error(errno, "cannot open directory", rel);
   return SysDir(*this, std::move(resolved.value()), fd);
 }
 

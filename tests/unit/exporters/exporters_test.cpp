@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <nodetopo/exporters/json_model.hpp>
+#include <nodetopo/exporters/matrix.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
 
 #include "test_support.hpp"
@@ -354,6 +355,25 @@ TEST(TextTree, ProbeSummaryListsOnlyUncleanProbes) {
   const Topology empty;
   const std::vector<ProbeReport> clean{{"cpu", ProbeStatus::kOk, {}, ""}};
   EXPECT_EQ(render_text_tree(empty, clean), "Machine\n");
+}
+
+// NIC names in the matrix legend come from the root's net/ and infiniband/ directory names.
+TEST(MatrixText, NamesFromTheRootReachNoTerminal) {
+  DeviceMatrix m;
+  MatrixDevice nic;
+  nic.name = "NIC0";
+  nic.kind = "nic";
+  nic.rdma = "mlx5_\x1b]0;pwned\x07\x1b[2J\xc2\x9b\xff";
+  m.devices.push_back(nic);
+  m.cells.push_back({Relation{RelationClass::kSelf}});
+  const std::string out = render_matrix_text(m);
+  for (char c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    ASSERT_TRUE(u >= 0x20 || c == '\n' || c == '\t') << "control byte " << int(u);
+    ASSERT_NE(u, 0x7f);
+  }
+  EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << "C1 control (CSI)";
+  EXPECT_NE(out.find("NIC0: mlx5_?]0;pwned?"), std::string::npos) << out;
 }
 
 TEST(FormatBytes, BinaryUnitsWithOneDecimal) {

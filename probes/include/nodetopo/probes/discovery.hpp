@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nodetopo/probes/probe.hpp>
@@ -13,6 +14,15 @@ namespace nodetopo::probes {
 struct Discovery {
   Topology topology;
   std::vector<ProbeReport> reports;
+
+  /// Why this result is degraded, or an empty string when it is not. A discovery is degraded when
+  /// a probe failed (ProbeStatus::kFailed: its subsystem exists but could not be read, or the
+  /// probe threw): the topology then lacks what that probe would have added, and publishing it
+  /// would withdraw those devices from the cluster. Probes that are unavailable (no NVML, no KFD
+  /// on this host) or finished with warnings do not degrade it. Commands that publish
+  /// (`topo export`) refuse a degraded result; `dump` and `matrix` print it and exit 1. The
+  /// message names each failed probe and its error ("probe pci failed: sys/bus/pci/devices: ...").
+  [[nodiscard]] std::string degraded() const;
 };
 
 /// The built-in probes, in the order they run (explicit list, no static self-registration).

@@ -111,6 +111,19 @@ class SysRoot {
   // user-space walk, which words the error. `error` (optional) gets openat2's errno, or 0 when
   // it was not tried.
   [[nodiscard]] int open_checked(std::string_view rel, int flags, int* error = nullptr) const;
+  // Opens the resolved, root-relative `rel` with the kernel refusing any symlink or climb out on
+  // the way (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, else one O_NOFOLLOW openat per
+  // component), in either walk: what a walk checked cannot be swapped before the open. -1 with
+  // errno (ELOOP: a component is a link now).
+  [[nodiscard]] int open_resolved(const std::string& rel, int flags) const;
+  // The error for a failed open_resolved(): a link met there is reported as a change during the
+  // walk.
+  [[nodiscard]] Error open_error(int err, const std::string& what, std::string_view rel) const;
+  // True when the resolved `rel` is a directory.
+  [[nodiscard]] bool is_directory(const std::string& rel) const;
+  // Reads the open `fd` when it is a regular file (closing it); refuses anything else.
+  [[nodiscard]] Result<std::string> read_regular(int fd, std::size_t max_bytes,
+                                                 std::string_view rel) const;
   // Whether directory `rel` (plain) holds no symlink on its way, by one kernel-checked open;
   // answers are cached.
   [[nodiscard]] bool is_canonical_dir(const std::string& rel) const;

@@ -1,0 +1,245 @@
+// The guard's libc entry points. See hwloc_guard.hpp for why they exist.
+//
+// Fortified inline wrappers would clash with definitions of the same functions.
+#undef _FORTIFY_SOURCE
+
+#include "cpu/hwloc_guard.hpp"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace nodetopo::probes::detail {
+
+namespace {
+
+// The guard of the thread inside hwloc_topology_load(), if any. hwloc's Linux backend reads from
+// the thread that loads the topology, and other threads' calls must not be touched.
+thread_local HwlocGuard* t_guard = nullptr;
+
+// libc's own definitions, found past ours.
+template <class Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));  // NOLINT: dlsym's type is void*
+}
+
+using OpenatFn = int (*)(int, const char*, int, ...);
+using FaccessatFn = int (*)(int, const char*, int, int);
+using FstatatFn = int (*)(int, const char*, struct stat*, int);
+using ReadlinkatFn = ssize_t (*)(int, const char*, char*, std::size_t);
+
+OpenatFn real_openat() {
+  static const OpenatFn fn = next_symbol<OpenatFn>("openat");
+  return fn;
+}
+FaccessatFn real_faccessat() {
+  static const FaccessatFn fn = next_symbol<FaccessatFn>("faccessat");
+  return fn;
+}
+FstatatFn real_fstatat() {
+  static const FstatatFn fn = next_symbol<FstatatFn>("fstatat");
+  return fn;
+}
+ReadlinkatFn real_readlinkat() {
+  static const ReadlinkatFn fn = next_symbol<ReadlinkatFn>("readlinkat");
+  return fn;
+}
+
+std::string_view relative(const char* path) {
+  std::string_view rel = path != nullptr ? path : "";
+  while (!rel.empty() && rel.front() == '/')
+    rel.remove_prefix(1);
+  return rel;
+}
+
+}  // namespace
+
+struct HwlocGuard::Access {
+  // The active guard when `dirfd` is its root directory, else nullptr.
+  static HwlocGuard* guarding(int dirfd) {
+    HwlocGuard* guard = t_guard;
+    if (guard == nullptr || !guard->valid_ || dirfd < 0) return nullptr;
+    struct stat st {};
+    if (::fstat(dirfd, &st) != 0) return nullptr;
+    if (st.st_dev != guard->dev_ || st.st_ino != guard->ino_) return nullptr;
+    return guard;
+  }
+
+  static void refuse(HwlocGuard& guard, std::string_view rel, const std::string& why) {
+    guard.refusals_.push_back(std::string(rel.empty() ? "." : rel) + ": " + why);
+  }
+
+  // Opens `rel` under the root with the kernel keeping every step inside it. -1 with errno set.
+  static int open_in_root(HwlocGuard& guard, int dirfd, std::string_view rel, int flags) {
+    ++guard.guarded_calls_;
+    const std::string path = rel.empty() ? std::string(".") : std::string(rel);
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    const long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof(how));
+    if (fd >= 0) return static_cast<int>(fd);
+    const int err = errno;
+    if (err != ENOSYS && err != EPERM && err != E2BIG) {
+      if (err == ELOOP) refuse(guard, rel, "too many levels of symbolic links");
+      if (err == ENXIO) refuse(guard, rel, "a socket or absent device: not read");
+      errno = err;
+      return -1;
+    }
+    // No openat2 (Linux before 5.6, or a seccomp profile denying it): the root's own user-space
+    // resolution, then an open that follows no link in the last component.
+    auto resolved = guard.root_.resolve(path);
+    if (!resolved) {
+      if (resolved.error().code != ErrorCode::kNotFound) {
+        refuse(guard, rel, resolved.error().message);
+      }
+      errno = resolved.error().code == ErrorCode::kNotFound ? ENOENT : EACCES;
+      return -1;
+    }
+    const std::string target = resolved.value().empty() ? "." : resolved.value();
+    return real_openat()(dirfd, target.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+  }
+
+  // openat() for hwloc: read-only, non-blocking, and only directories and bounded regular files.
+  static int open_file(HwlocGuard& guard, int dirfd, std::string_view rel, int flags) {
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0) {
+      refuse(guard, rel, "hwloc asked to write");
+      errno = EACCES;
+      return -1;
+    }
+    const int fd = open_in_root(guard, dirfd, rel, flags | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -1;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      errno = err;
+      return -1;
+    }
+    if (S_ISDIR(st.st_mode)) return fd;
+    const char* why = nullptr;
+    if (!S_ISREG(st.st_mode)) {
+      why = "not a regular file (FIFO, socket or device node): not read";
+    } else if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
+      why = "file larger than 16 MiB: not read";
+    }
+    if (why == nullptr) return fd;
+    ::close(fd);
+    refuse(guard, rel, why);
+    errno = EINVAL;
+    return -1;
+  }
+
+  // The directory holding the last component of `rel`, opened inside the root, and that
+  // component's name: for the calls that must not follow the last link.
+  static int open_parent(HwlocGuard& guard, int dirfd, std::string_view rel, std::string* name) {
+    const std::size_t slash = rel.rfind('/');
+    const std::string_view parent = slash == std::string_view::npos ? "" : rel.substr(0, slash);
+    *name = std::string(slash == std::string_view::npos ? rel : rel.substr(slash + 1));
+    if (name->empty()) *name = ".";
+    return open_in_root(guard, dirfd, parent, O_PATH | O_DIRECTORY);
+  }
+};
+
+HwlocGuard::HwlocGuard(const SysRoot& root) : root_(root) {
+  struct stat st {};
+  if (::stat(root.path().c_str(), &st) == 0) {
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+    valid_ = true;
+  }
+  t_guard = this;
+}
+
+HwlocGuard::~HwlocGuard() {
+  t_guard = nullptr;
+}
+
+}  // namespace nodetopo::probes::detail
+
+using nodetopo::probes::detail::HwlocGuard;
+
+// The definitions libhwloc's calls bind to. Same signatures as glibc's declarations.
+extern "C" int openat(int dirfd, const char* path, int flags, ...) {
+  mode_t mode = 0;
+  if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {
+    va_list args;
+    va_start(args, flags);
+    mode = static_cast<mode_t>(va_arg(args, unsigned));
+    va_end(args);
+  }
+  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+    return HwlocGuard::Access::open_file(*guard, dirfd, nodetopo::probes::detail::relative(path),
+                                         flags);
+  }
+  return nodetopo::probes::detail::real_openat()(dirfd, path, flags, mode);
+}
+
+extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexcept {
+  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+    if ((mode & W_OK) != 0) {
+      errno = EACCES;
+      return -1;
+    }
+    // Existence (and readability) through a kernel-contained open; nothing is read.
+    const int open_flags = (mode & R_OK) != 0 ? (O_RDONLY | O_NONBLOCK | O_NOCTTY) : O_PATH;
+    const int fd = HwlocGuard::Access::open_in_root(
+        *guard, dirfd, nodetopo::probes::detail::relative(path), open_flags);
+    if (fd < 0) return -1;
+    ::close(fd);
+    return 0;
+  }
+  return nodetopo::probes::detail::real_faccessat()(dirfd, path, mode, flags);
+}
+
+extern "C" int fstatat(int dirfd, const char* __restrict path, struct stat* __restrict st,
+                       int flags) noexcept {
+  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+    const std::string_view rel = nodetopo::probes::detail::relative(path);
+    int fd = -1;
+    if ((flags & AT_SYMLINK_NOFOLLOW) != 0) {
+      std::string name;
+      const int parent = HwlocGuard::Access::open_parent(*guard, dirfd, rel, &name);
+      if (parent < 0) return -1;
+      const int rc =
+          nodetopo::probes::detail::real_fstatat()(parent, name.c_str(), st, AT_SYMLINK_NOFOLLOW);
+      const int err = errno;
+      ::close(parent);
+      errno = err;
+      return rc;
+    }
+    fd = HwlocGuard::Access::open_in_root(*guard, dirfd, rel, O_PATH);
+    if (fd < 0) return -1;
+    const int rc = ::fstat(fd, st);
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return rc;
+  }
+  return nodetopo::probes::detail::real_fstatat()(dirfd, path, st, flags);
+}
+
+extern "C" ssize_t readlinkat(int dirfd, const char* __restrict path, char* __restrict buf,
+                              std::size_t len) noexcept {
+  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+    std::string name;
+    const int parent = HwlocGuard::Access::open_parent(
+        *guard, dirfd, nodetopo::probes::detail::relative(path), &name);
+    if (parent < 0) return -1;
+    const ssize_t n = nodetopo::probes::detail::real_readlinkat()(parent, name.c_str(), buf, len);
+    const int err = errno;
+    ::close(parent);
+    errno = err;
+    return n;
+  }
+  return nodetopo::probes::detail::real_readlinkat()(dirfd, path, buf, len);
+}

@@ -1,0 +1,54 @@
+// HwlocGuard: keeps every file hwloc's Linux backend opens inside the host root.
+//
+// hwloc is handed the root as HWLOC_FSROOT and opens what it needs itself: it opens the root
+// directory once, then everything with openat/faccessat/fstatat/readlinkat relative to that
+// descriptor, and the kernel follows every symlink on the way. A capture holding
+// `sys/devices/virtual/dmi/id/product_name -> /etc/hostname` or `proc -> /proc` would make it
+// read the machine running nodetopo. hwloc_guard.cpp defines those four libc entry points in
+// nodetopo itself (the executable's definitions take precedence over libc's for libhwloc's
+// calls). While a guard is active on the calling thread, a call whose directory descriptor is the
+// guarded root is resolved by the kernel with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS):
+// absolute links and ".." stay inside the root, exactly as a capture is meant to be read. Opens
+// are made non-blocking, and only regular files of bounded size and directories are handed to
+// hwloc: a FIFO, device node or socket, or a huge file, is refused with a warning naming it.
+// Every other call (other threads, other descriptors, no guard) is forwarded to libc untouched.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nodetopo/probes/sys_root.hpp>
+
+namespace nodetopo::probes::detail {
+
+class HwlocGuard {
+ public:
+  /// The largest file handed to hwloc. /proc/cpuinfo of a 1024-CPU machine is about 1.5 MiB.
+  static constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
+
+  /// Guards the calling thread's hwloc calls on `root` until destroyed. Guards do not nest.
+  explicit HwlocGuard(const SysRoot& root);
+  ~HwlocGuard();
+  HwlocGuard(const HwlocGuard&) = delete;
+  HwlocGuard& operator=(const HwlocGuard&) = delete;
+
+  /// What was refused, one message per path (root-relative), in the order met.
+  [[nodiscard]] const std::vector<std::string>& refusals() const { return refusals_; }
+  /// Number of calls resolved inside the root (for tests: proof that the guard saw hwloc).
+  [[nodiscard]] std::size_t guarded_calls() const { return guarded_calls_; }
+
+  // Used by the interposed functions (hwloc_guard.cpp).
+  struct Access;
+
+ private:
+  friend struct Access;
+  const SysRoot& root_;
+  unsigned long long dev_ = 0;
+  unsigned long long ino_ = 0;
+  bool valid_ = false;
+  std::vector<std::string> refusals_;
+  std::size_t guarded_calls_ = 0;
+};
+
+}  // namespace nodetopo::probes::detail
