@@ -144,8 +144,10 @@ struct HwlocGuard::Access {
   static int open_parent(HwlocGuard& guard, int dirfd, std::string_view rel, std::string* name) {
     const std::size_t slash = rel.rfind('/');
     const std::string_view parent = slash == std::string_view::npos ? "" : rel.substr(0, slash);
-    *name = std::string(slash == std::string_view::npos ? rel : rel.substr(slash + 1));
-    if (name->empty()) *name = ".";
+    const std::string_view last = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+    // Assigned in one step (not "name, then '.' if empty"): GCC 12 at -O2 reports a false
+    // -Wrestrict overlap for the second assignment into the same string.
+    name->assign(last.empty() ? std::string_view(".") : last);
     return open_in_root(guard, dirfd, parent, O_PATH | O_DIRECTORY);
   }
 };
