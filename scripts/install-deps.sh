@@ -10,6 +10,8 @@ packages=(
   # libraries the code links
   libhwloc-dev libpci-dev libsdbus-c++-dev libsystemd-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  # `topo capture` writes its .tar.gz with libarchive
+  libarchive-dev
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks
