@@ -35,8 +35,12 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
                                unsigned mode) {
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   // A dot-file: NFD and most directory watchers skip hidden files.
-  const std::string tmp =
-      (dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
+  // Appended, not a chain of operator+: GCC 12 warns falsely (-Wrestrict) about "." + string.
+  std::string name = ".";
+  name += path.filename().string();
+  name += ".tmp.";
+  name += std::to_string(::getpid());
+  const std::string tmp = (dir / name).string();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                         static_cast<mode_t>(mode));
   if (fd < 0) {
