@@ -12,6 +12,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   # fit/: CEL matches() and the regex library use RE2
   libre2-dev
+  # `topo capture` writes its .tar.gz with libarchive
+  libarchive-dev
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks

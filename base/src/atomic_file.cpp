@@ -63,7 +63,12 @@ int create_temporary(const std::filesystem::path& path, unsigned mode, std::stri
       suffix += kHex[byte & 15U];
     }
     // A dot-file: NFD and most directory watchers skip hidden files.
-    *name = (dir / ("." + path.filename().string() + ".tmp." + suffix)).string();
+    // Appended, not a chain of operator+: GCC 12 warns falsely (-Wrestrict) about "." + string.
+    std::string file = ".";
+    file += path.filename().string();
+    file += ".tmp.";
+    file += suffix;
+    *name = (dir / file).string();
     const int fd = ::open(name->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                           static_cast<mode_t>(mode));
     if (fd >= 0 || errno != EEXIST) return fd;

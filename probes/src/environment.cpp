@@ -31,9 +31,20 @@ std::optional<std::string> environment_mismatch(const std::vector<EnvVar>& vars)
   for (const EnvVar& v : vars) {
     const char* now = std::getenv(v.name.c_str());  // NOLINT(concurrency-mt-unsafe): a read
     if (v.value ? (now != nullptr && *v.value == now) : now == nullptr) continue;
-    const std::string is = now != nullptr ? "\"" + std::string(now) + "\"" : "unset";
-    const std::string wanted = v.value ? "\"" + *v.value + "\"" : "unset";
-    return v.name + " is " + is + ", not " + wanted;
+    // Appended, not chained with operator+ on literals: GCC 12 -O2 warns falsely (-Wrestrict).
+    const auto shown = [](const char* value) {
+      if (value == nullptr) return std::string("unset");
+      std::string out = "\"";
+      out += value;
+      out += '"';
+      return out;
+    };
+    std::string message = v.name;
+    message += " is ";
+    message += shown(now);
+    message += ", not ";
+    message += shown(v.value ? v.value->c_str() : nullptr);
+    return message;
   }
   return std::nullopt;
 }

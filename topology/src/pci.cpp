@@ -45,12 +45,17 @@ std::string PcieLink::to_string() const {
     const std::uint32_t whole = speed_mts / 1000;
     const std::uint32_t tenth = (speed_mts % 1000) / 100;
     out = std::to_string(whole);
-    if (tenth != 0) out += "." + std::to_string(tenth);
+    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about "." + std::to_string().
+    if (tenth != 0) {
+      out += '.';
+      out += std::to_string(tenth);
+    }
     out += " GT/s";
   }
   if (width != 0) {
     if (!out.empty()) out += ' ';
-    out += "x" + std::to_string(width);
+    out += 'x';
+    out += std::to_string(width);
   }
   return out;
 }

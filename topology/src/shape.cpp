@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -157,14 +159,22 @@ class ShapeWriter {
     return key_[i];
   }
 
+  // Strings are appended, never built with a chain of operator+ on a literal: GCC 12 at -O2
+  // reports false -Wrestrict overlaps inside libstdc++ for those.
+  static std::string numbered(std::string_view prefix, int n) {
+    std::string tag(prefix);
+    tag += std::to_string(n);
+    return tag;
+  }
+
   void assign_tags(NodeIndex i) {
     const NodeKind kind = topo_.node(i).kind;
     if (kind == NodeKind::kAccelerator) {
-      tags_[i] = "gpu" + std::to_string(accel_count_++);
+      tags_[i] = numbered("gpu", accel_count_++);
     } else if (kind == NodeKind::kNvSwitch) {
-      tags_[i] = "sw" + std::to_string(switch_count_++);
+      tags_[i] = numbered("sw", switch_count_++);
     } else if (linked_.contains(i)) {
-      tags_[i] = "n" + std::to_string(other_count_++);
+      tags_[i] = numbered("n", other_count_++);
     }
     for (NodeIndex c : children_[i])
       assign_tags(c);
@@ -191,12 +201,22 @@ class ShapeWriter {
       bool any = false;
       for (std::uint32_t to : numa) {
         const auto d = topo_.numa_distance(from, to);
-        row += " " + (d ? std::to_string(*d) : std::string("-"));
+        row += ' ';
+        row += d ? std::to_string(*d) : std::string("-");
         any = any || d.has_value();
       }
-      if (any) rows += "  numa " + std::to_string(from) + ":" + row + "\n";
+      if (any) {
+        rows += "  numa ";
+        rows += std::to_string(from);
+        rows += ':';
+        rows += row;
+        rows += '\n';
+      }
     }
-    if (!rows.empty()) out += "distances\n" + rows;
+    if (!rows.empty()) {
+      out += "distances\n";
+      out += rows;
+    }
   }
 
   void write_links(std::string& out) const {

@@ -93,6 +93,27 @@ bool natural_less(std::string_view a, std::string_view b) {
 // ---------------------------------------------------------------------------------------------
 // Topology
 
+namespace {
+
+// The lookups the builder and the frozen model share: both keep nodes in a vector and ids in a
+// map, the builder in insertion order, the model in canonical order.
+std::optional<NodeIndex> find_by_id(const std::unordered_map<std::string, NodeIndex>& by_id,
+                                    std::string_view id) {
+  auto it = by_id.find(std::string(id));
+  if (it == by_id.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<NodeIndex> indexes_of_kind(const std::vector<Node>& nodes, NodeKind kind) {
+  std::vector<NodeIndex> out;
+  for (NodeIndex i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].kind == kind) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
 Topology::Topology() {
   Node machine;
   machine.kind = NodeKind::kMachine;
@@ -103,17 +124,11 @@ Topology::Topology() {
 }
 
 std::optional<NodeIndex> Topology::find(std::string_view id) const {
-  auto it = by_id_.find(std::string(id));
-  if (it == by_id_.end()) return std::nullopt;
-  return it->second;
+  return find_by_id(by_id_, id);
 }
 
 std::vector<NodeIndex> Topology::nodes_of_kind(NodeKind kind) const {
-  std::vector<NodeIndex> out;
-  for (NodeIndex i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].kind == kind) out.push_back(i);
-  }
-  return out;
+  return indexes_of_kind(nodes_, kind);
 }
 
 std::optional<NodeIndex> Topology::ancestor_of_kind(NodeIndex index, NodeKind kind) const {
@@ -211,17 +226,11 @@ void TopologyBuilder::add_link(const Link& link) {
 }
 
 std::optional<NodeIndex> TopologyBuilder::find(std::string_view id) const {
-  auto it = by_id_.find(std::string(id));
-  if (it == by_id_.end()) return std::nullopt;
-  return it->second;
+  return find_by_id(by_id_, id);
 }
 
 std::vector<NodeIndex> TopologyBuilder::nodes_of_kind(NodeKind kind) const {
-  std::vector<NodeIndex> out;
-  for (NodeIndex i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].kind == kind) out.push_back(i);
-  }
-  return out;
+  return indexes_of_kind(nodes_, kind);
 }
 
 Topology TopologyBuilder::freeze() && {

@@ -21,10 +21,14 @@ spdlog::level::level_enum parse_level(const std::string& name) {
 
 }  // namespace
 
+std::string version_line() {
+  return std::string("topo (nodetopo) ") + NODETOPO_VERSION;
+}
+
 int run_cli(int argc, char** argv) {
   CLI::App app{"topo: node hardware topology discovery (nodetopo)", "topo"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("topo (nodetopo) ") + NODETOPO_VERSION);
+  app.set_version_flag("--version", version_line());
   std::string log_level = "error";
   std::string log_format = "text";
   app.add_option("--log-level", log_level, "Log level: trace, debug, info, warn, error, off")
@@ -40,6 +44,7 @@ int run_cli(int argc, char** argv) {
   register_export_command(app, runner);
   register_mock_command(app, runner);
   register_fit_command(app, runner);
+  register_capture_command(app, runner);
 
   try {
     app.parse(argc, argv);

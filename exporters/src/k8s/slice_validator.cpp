@@ -1,6 +1,7 @@
 #include <map>
 #include <set>
 
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 #include <nodetopo/exporters/slice_validator.hpp>
 
@@ -9,7 +10,7 @@ namespace nodetopo::exporters::dra {
 namespace {
 
 std::string q(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
+  return str_cat('"', s, '"');
 }
 
 class SliceChecker {

@@ -3,6 +3,7 @@
 #include <set>
 #include <vector>
 
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/exporters/dot.hpp>
 #include <nodetopo/exporters/matrix.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
@@ -134,9 +135,9 @@ class DotWriter {
           const std::string what = role == PciePortType::kRootPort       ? "Root port"
                                    : role == PciePortType::kUpstreamPort ? "PCIe switch"
                                                                          : "PCI bridge";
-          std::string label = what + "\n" + f.address.to_string();
-          if (!f.vendor_name.empty()) label += "\n" + f.vendor_name;
-          if (f.link_current.known()) label += "\n" + f.link_current.to_string();
+          std::string label = str_cat(what, '\n', f.address.to_string());
+          if (!f.vendor_name.empty()) str_append(label, '\n', f.vendor_name);
+          if (f.link_current.known()) str_append(label, '\n', f.link_current.to_string());
           declare(index, label,
                   role == PciePortType::kUpstreamPort ? "fillcolor=\"#fff2cc\""
                                                       : "fillcolor=\"#f5f5f5\"",
@@ -178,9 +179,9 @@ class DotWriter {
       const Node& child = topo_.node(c);
       if (child.kind == NodeKind::kAccelerator) {
         const auto& a = child.as<AcceleratorInfo>();
-        label = (device_name_.contains(c) ? device_name_.at(c) + " " : std::string()) +
-                (a.product.empty() ? f.device_name : a.product);
-        if (a.memory_bytes != 0) label += "\n" + format_bytes(a.memory_bytes);
+        label = device_name_.contains(c) ? str_cat(device_name_.at(c), ' ') : std::string();
+        label += a.product.empty() ? f.device_name : a.product;
+        if (a.memory_bytes != 0) str_append(label, '\n', format_bytes(a.memory_bytes));
         attrs = "fillcolor=\"#d9ead3\", penwidth=2";
       } else if (child.kind == NodeKind::kNvSwitch) {
         label = "NVSwitch";
@@ -188,8 +189,9 @@ class DotWriter {
       }
     }
     if (label.empty()) {
-      const std::string nic = device_name_.contains(index) ? device_name_.at(index) + " " : "";
-      label = nic + (f.device_name.empty() ? f.class_name : f.device_name);
+      const std::string nic =
+          device_name_.contains(index) ? str_cat(device_name_.at(index), ' ') : std::string();
+      label = str_cat(nic, f.device_name.empty() ? f.class_name : f.device_name);
       std::vector<std::string> names;
       for (NodeIndex c : topo_.node(index).children) {
         const Node& child = topo_.node(c);
@@ -199,12 +201,12 @@ class DotWriter {
       if (!names.empty()) {
         label += "\n";
         for (std::size_t i = 0; i < names.size(); ++i)
-          label += (i ? " / " : "") + names[i];
+          str_append(label, i ? " / " : "", names[i]);
       }
       if (!nic.empty()) attrs = "fillcolor=\"#fce5cd\"";
     }
-    label += "\n" + f.address.to_string();
-    if (f.link_current.known()) label += " · " + f.link_current.to_string();
+    str_append(label, '\n', f.address.to_string());
+    if (f.link_current.known()) str_append(label, " · ", f.link_current.to_string());
     declare(index, label, attrs, depth);
   }
 

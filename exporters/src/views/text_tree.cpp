@@ -4,6 +4,7 @@
 #include <string>
 
 #include <nodetopo/base/hex.hpp>
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
 
 #include "views/printable.hpp"
@@ -34,14 +35,14 @@ std::string describe_pci(const Node& node) {
   line += ": ";
   if (!f.vendor_name.empty() || !f.device_name.empty()) {
     line += f.vendor_name;
-    if (!f.device_name.empty()) line += (f.vendor_name.empty() ? "" : " ") + f.device_name;
+    if (!f.device_name.empty()) str_append(line, f.vendor_name.empty() ? "" : " ", f.device_name);
     line += " ";
   }
-  line += "[" + to_hex(f.vendor_id, 4) + ":" + to_hex(f.device_id, 4) + "]";
+  str_append(line, '[', to_hex(f.vendor_id, 4), ':', to_hex(f.device_id, 4), ']');
   if (f.link_current.known()) {
-    line += " " + f.link_current.to_string();
+    str_append(line, ' ', f.link_current.to_string());
     if (f.link_max.known() && !(f.link_max == f.link_current)) {
-      line += " (max " + f.link_max.to_string() + ")";
+      str_append(line, " (max ", f.link_max.to_string(), ')');
     }
   }
   if (!f.driver.empty()) line += " driver=" + f.driver;
@@ -195,8 +196,9 @@ std::string format_bytes(std::uint64_t bytes) {
     }
   }
   std::string out = std::to_string(whole);
-  if (tenth != 0) out += "." + std::to_string(tenth);
-  return out + " " + kUnits[unit];
+  if (tenth != 0) str_append(out, '.', std::to_string(tenth));
+  str_append(out, ' ', kUnits[unit]);
+  return out;
 }
 
 std::string render_text_tree(const Topology& topology, std::span<const ProbeReport> reports) {

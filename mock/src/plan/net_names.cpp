@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <utility>
 
+#include <nodetopo/base/str_cat.hpp>
+
 namespace nodetopo::mock::detail {
 
 namespace {
@@ -26,11 +28,11 @@ std::string predictable_name(const PciAddress& address, bool infiniband, bool mu
                              std::optional<std::uint32_t> dev_port,
                              const std::string& phys_port_name) {
   std::string name = infiniband ? "ib" : "en";
-  if (address.domain != 0) name += "P" + std::to_string(address.domain);
-  name += "p" + std::to_string(address.bus) + "s" + std::to_string(address.device);
-  if (multifunction) name += "f" + std::to_string(address.function);
-  if (dev_port && *dev_port != 0) name += "d" + std::to_string(*dev_port);
-  if (!phys_port_name.empty()) name += "n" + phys_port_name;
+  if (address.domain != 0) str_append(name, 'P', std::to_string(address.domain));
+  str_append(name, 'p', std::to_string(address.bus), 's', std::to_string(address.device));
+  if (multifunction) str_append(name, 'f', std::to_string(address.function));
+  if (dev_port && *dev_port != 0) str_append(name, 'd', std::to_string(*dev_port));
+  if (!phys_port_name.empty()) str_append(name, 'n', phys_port_name);
   return name;
 }
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <vector>
 
+#include <nodetopo/base/str_cat.hpp>
+
 namespace nodetopo::mock::detail {
 
 namespace {
@@ -71,7 +73,8 @@ std::optional<PcieLink> read_link(Reader& r, const YAML::Node& n, const std::str
     }
     if (auto w = read_uint(r, width, f.path("width"), 32, 1)) {
       if (!valid_width(*w)) {
-        r.fail(width, f.path("width"), "x" + std::to_string(*w) + " is not a PCIe width" + help);
+        r.fail(width, f.path("width"),
+               str_cat('x', std::to_string(*w), " is not a PCIe width", help));
         return std::nullopt;
       }
       link.width = static_cast<std::uint32_t>(*w);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/mock/builder.hpp>
 #include <nodetopo/mock/profiles.hpp>
 
@@ -247,7 +248,7 @@ Result<BuildSummary> build_host(const Profile& profile, const fs::path& dir_in,
   }
 
   // Build next to the destination, then move it into place: no partial host on failure.
-  auto staging = make_temp_dir(parent / ("." + dir.filename().string() + ".partial-XXXXXX"));
+  auto staging = make_temp_dir(parent / str_cat('.', dir.filename().string(), ".partial-XXXXXX"));
   if (!staging) return staging.error();
   if (auto written = write_image(*image, *staging); !written) {
     remove_tree(*staging);
@@ -267,7 +268,7 @@ Result<BuildSummary> build_host(const Profile& profile, const fs::path& dir_in,
   // An existing directory keeps its inode, owner and mode (it may be a mount point or someone's
   // working directory): its old entries (a previous mock host) are moved aside, the new ones
   // moved in, and the old ones deleted last.
-  auto old = make_temp_dir(parent / ("." + dir.filename().string() + ".old-XXXXXX"));
+  auto old = make_temp_dir(parent / str_cat('.', dir.filename().string(), ".old-XXXXXX"));
   if (!old) {
     remove_tree(*staging);
     return old.error();

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include <nodetopo/base/str_cat.hpp>
+
 #include "plan/identity.hpp"
 #include "render/writers.hpp"
 
@@ -173,7 +175,7 @@ void write_numa(const Plan& plan, ImageWriter& out) {
     out.attr(dir + "/cpumap", cpumask(plan.numa_cpus[i], total));
     std::string distance;
     for (std::uint32_t d : plan.distances[i]) {
-      distance += (distance.empty() ? "" : " ") + std::to_string(d);
+      str_append(distance, distance.empty() ? "" : " ", std::to_string(d));
     }
     out.attr(dir + "/distance", distance);
     for (std::uint32_t cpu : plan.numa_cpus[i].members()) {

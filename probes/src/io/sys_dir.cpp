@@ -79,6 +79,7 @@ std::string SysDir::host_path(std::string_view name) const {
 void SysDir::list() const {
   if (listed_) return;
   listed_ = true;
+  root_.record(rel_, true);
   root_.count(&SysRoot::Stats::dir_lists);
   // getdents64 on the directory's own descriptor: opendir() would open it again, fstat it and
   // set its flags, four system calls more per device for nothing.
@@ -129,6 +130,7 @@ std::optional<SysDir::EntryType> SysDir::type_of(std::string_view name) const {
 }
 
 Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_bytes) const {
+  root_.record(rel_ + "/" + std::string(name), false);
   root_.count(&SysRoot::Stats::opens);
   const std::string file(name);
   // Opened directly, not looked up in a listing first: listing a device directory costs more
@@ -179,6 +181,7 @@ Result<std::string> SysDir::read_attr(std::string_view name) const {
 }
 
 Result<std::string> SysDir::read_link(std::string_view name) const {
+  root_.record(rel_ + "/" + std::string(name), false);
   root_.count(&SysRoot::Stats::readlinks);
   std::array<char, 4096> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   const std::string link(name);

@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <dirent.h>
@@ -69,6 +70,10 @@ struct SysRoot::Cache {
   // Directories a kernel-checked open proved free of symlinks (true) or not (false).
   std::unordered_map<std::string, bool> canonical_dirs;
   Stats stats;
+  // The read log of record_reads(), under `mutex`; `recording` is read without it.
+  std::atomic<bool> recording{false};
+  std::set<std::string> read_paths;
+  std::set<std::string> listed_dirs;
   // The root directory, for openat2() and for the final open of every resolved path.
   int root_fd = -1;
   // False once openat2() is refused: resolved paths are then opened one component at a time.
@@ -218,6 +223,7 @@ std::string SysRoot::relative(std::string_view path) const {
 }
 
 Result<std::string> SysRoot::resolve(std::string_view rel) const {
+  record(rel, false);
   const std::string key(rel);
   {
     std::lock_guard lock(cache_->mutex);
@@ -361,6 +367,7 @@ Result<std::string> SysRoot::resolve_impl(std::string_view rel, bool follow_last
 }
 
 Result<std::string> SysRoot::read_file(std::string_view rel, std::size_t max_bytes) const {
+  record(rel, false);
   // Resolve the directories, then open the last component without following it: a regular
   // attribute costs one open(). O_NONBLOCK: a FIFO planted in a capture must not hang the probe
   // (sysfs and regular files ignore the flag). Only when that last component is itself a link
@@ -417,6 +424,7 @@ Result<std::string> SysRoot::read_attr(std::string_view rel) const {
 }
 
 Result<std::vector<std::string>> SysRoot::list_dir(std::string_view rel) const {
+  record(rel, true);
   if (auto dir = open_canonical_dir(rel)) {
     std::vector<std::string> names;
     for (const SysDir::Entry& entry : dir->entries())
@@ -448,6 +456,7 @@ Result<std::vector<std::string>> SysRoot::list_dir(std::string_view rel) const {
 }
 
 Result<std::string> SysRoot::read_link(std::string_view rel) const {
+  record(rel, false);
   auto parent = resolve_impl(rel, /*follow_last=*/false);
   if (!parent) return parent.error();
   const PathEntry entry = lookup(parent.value());
@@ -466,6 +475,7 @@ void SysRoot::count(std::size_t Stats::*counter) const {
 }
 
 Result<SysDir> SysRoot::open_dir(std::string_view rel) const {
+  record(rel, false);
   if (auto dir = open_canonical_dir(rel)) return std::move(*dir);
   auto resolved = resolve(rel);
   if (!resolved) return resolved.error();
@@ -479,9 +489,26 @@ bool SysRoot::checks_paths_in_kernel() const {
 }
 
 std::optional<SysDir> SysRoot::open_canonical_dir(std::string_view rel) const {
+  record(rel, false);
   const int fd = open_checked(rel, O_RDONLY | O_DIRECTORY);
   if (fd < 0) return std::nullopt;
   return SysDir(*this, std::string(rel), fd);
+}
+
+void SysRoot::record(std::string_view rel, bool listed) const {
+  if (!cache_->recording.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(cache_->mutex);
+  (listed ? cache_->listed_dirs : cache_->read_paths).emplace(rel);
+}
+
+void SysRoot::record_reads() const {
+  cache_->recording.store(true, std::memory_order_relaxed);
+}
+
+SysRoot::ReadLog SysRoot::read_log() const {
+  std::lock_guard lock(cache_->mutex);
+  return ReadLog{.paths = {cache_->read_paths.begin(), cache_->read_paths.end()},
+                 .listed_dirs = {cache_->listed_dirs.begin(), cache_->listed_dirs.end()}};
 }
 
 SysRoot::Stats SysRoot::stats() const {

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include <nodetopo/base/error.hpp>
 #include <nodetopo/nvml_abi.hpp>
@@ -36,6 +38,10 @@ namespace nodetopo::probes {
   X(nvmlDeviceGetNvLinkState, false)            \
   X(nvmlDeviceGetNvLinkRemotePciInfo_v2, false) \
   X(nvmlDeviceGetNvLinkRemoteDeviceType, false)
+
+/// The NVML functions the probe resolves with dlsym, the required ones first (the list above).
+/// The mock NVML library exports exactly these; its test compares.
+std::span<const std::string_view> nvml_symbols();
 
 class NvmlLibrary {
  public:

@@ -1,7 +1,6 @@
 // NVIDIA GPUs and their NVLink fabric through NVML (libnvidia-ml.so.1, opened with dlopen).
 #pragma once
 
-#include <span>
 #include <string_view>
 
 #include <nodetopo/probes/probe.hpp>
@@ -29,9 +28,5 @@ class NvmlProbe final : public Probe {
   [[nodiscard]] ProbePhase phase() const override { return ProbePhase::kLinks; }
   Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) override;
 };
-
-/// The NVML functions the probe resolves with dlsym, the required ones first. The mock NVML
-/// library exports exactly these.
-std::span<const std::string_view> nvml_symbols();
 
 }  // namespace nodetopo::probes

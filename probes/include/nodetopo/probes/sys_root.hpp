@@ -101,10 +101,24 @@ class SysRoot {
   };
   [[nodiscard]] Stats stats() const;
 
+  /// Paths a discovery asked for, for `topo capture` (which packs exactly those files). Off until
+  /// record_reads() is called; kept, like stats(), in the state that copies of this root share,
+  /// so it is const. Requested paths are kept as given (links unresolved, absent files included):
+  /// the capture resolves them itself, storing every link on the way as a link.
+  struct ReadLog {
+    std::vector<std::string> paths;        ///< files, links and directories opened or resolved
+    std::vector<std::string> listed_dirs;  ///< directories whose entries were listed
+  };
+  void record_reads() const;
+  /// Sorted and without duplicates.
+  [[nodiscard]] ReadLog read_log() const;
+
  private:
   friend class SysDir;
   struct Cache;
   void count(std::size_t Stats::*counter) const;
+  // Adds `rel` to the read log when recording (one relaxed load otherwise).
+  void record(std::string_view rel, bool listed) const;
   SysRoot(std::filesystem::path root, bool live, PathWalk walk);
   // A descriptor for `rel` opened by one kernel-checked openat2(), or -1 when the path is not
   // canonical, does not exist, or the kernel cannot check it: the caller then takes the

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace CLI {
 class App;
@@ -24,6 +25,10 @@ void register_matrix_command(CLI::App& app, CommandRunner& runner);
 void register_export_command(CLI::App& app, CommandRunner& runner);
 void register_mock_command(CLI::App& app, CommandRunner& runner);
 void register_fit_command(CLI::App& app, CommandRunner& runner);
+void register_capture_command(CLI::App& app, CommandRunner& runner);
+
+/// What `topo --version` prints (without the newline); a capture stores it too.
+std::string version_line();
 
 /// Parses argv and runs the chosen command; returns the process exit code. Never throws.
 int run_cli(int argc, char** argv);
