@@ -21,7 +21,7 @@ spdlog::level::level_enum parse_level(const std::string& name) {
 
 }  // namespace
 
-int run_cli(int argc, char** argv) {
+int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra) {
   CLI::App app{"topo: node hardware topology discovery (nodetopo)", "topo"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("topo (nodetopo) ") + NODETOPO_VERSION);
@@ -39,6 +39,8 @@ int run_cli(int argc, char** argv) {
   register_matrix_command(app, runner);
   register_export_command(app, runner);
   register_mock_command(app, runner);
+  for (CommandRegistrar add : extra)
+    add(app, runner);
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 
 namespace CLI {
 class App;
@@ -24,7 +25,11 @@ void register_matrix_command(CLI::App& app, CommandRunner& runner);
 void register_export_command(CLI::App& app, CommandRunner& runner);
 void register_mock_command(CLI::App& app, CommandRunner& runner);
 
+/// Registers a subcommand that lives outside this library (`topo agent`, in agent/daemon): main
+/// passes it, so that the CLI does not link the daemon.
+using CommandRegistrar = void (*)(CLI::App& app, CommandRunner& runner);
+
 /// Parses argv and runs the chosen command; returns the process exit code. Never throws.
-int run_cli(int argc, char** argv);
+int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra = {});
 
 }  // namespace nodetopo::agent
