@@ -6,7 +6,9 @@
 
 #include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
+#include <nodetopo/agent/from_agent.hpp>
 #include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/daemon/agent_client.hpp>
 #include <nodetopo/exporters/dot.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
@@ -17,11 +19,17 @@ namespace {
 
 struct DumpOptions {
   HostSource source;
+  FromAgent from_agent;
   std::string format = "text";
   std::string output;
 };
 
 int run_dump(const DumpOptions& opts) {
+  if (opts.from_agent.enabled) {
+    auto doc = daemon::fetch_agent_document(opts.from_agent.bus, "dump", opts.format);
+    if (!doc) return fail("dump", doc.error().describe());
+    return emit("dump", opts.output, doc.value());
+  }
   auto discovery = opts.source.discover();
   if (!discovery) return fail("dump", discovery.error().describe());
   const auto& d = discovery.value();
@@ -50,6 +58,7 @@ void register_dump_command(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--output,-o", opts->output,
                   "Write to FILE (atomically: temporary file + rename) instead of stdout")
       ->type_name("FILE");
+  opts->from_agent.add_options(*cmd);
   cmd->callback([&runner, opts] { runner = [opts] { return run_dump(*opts); }; });
 }
 

@@ -15,7 +15,9 @@
 
 #include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
+#include <nodetopo/agent/from_agent.hpp>
 #include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/daemon/agent_client.hpp>
 #include <nodetopo/exporters/export_config.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 #include <nodetopo/exporters/node_labels.hpp>
@@ -77,6 +79,14 @@ void resolve_node_name(const std::string& flag, const probes::SysRoot& root, Hos
   host.node_name = name;
 }
 
+// --from-agent: the document the agent renders for `kind`/`format` (its node, its settings).
+int from_agent(const FromAgent& agent, const std::string& command, const std::string& kind,
+               const std::string& format, const std::string& output) {
+  auto doc = daemon::fetch_agent_document(agent.bus, kind, format);
+  if (!doc) return fail(command, doc.error().describe());
+  return emit(command, output, doc.value());
+}
+
 Result<Host> load_host(const HostSource& source, const std::string& node_flag) {
   // Discovery goes through the source as in every reading command (so --mock and the like apply
   // the same way); the root is opened again only to read the hostname and the settings file.
@@ -106,6 +116,7 @@ Result<Host> load_host(const HostSource& source, const std::string& node_flag) {
 
 struct SliceCommand {
   HostSource source;
+  FromAgent agent;
   std::string node;
   std::string node_uid;
   std::string driver;
@@ -117,6 +128,10 @@ struct SliceCommand {
 };
 
 int run_slices(const SliceCommand& opts) {
+  if (opts.agent.enabled) {
+    return from_agent(opts.agent, "export resourceslices", "resourceslices", opts.format,
+                      opts.output);
+  }
   auto host = load_host(opts.source, opts.node);
   if (!host) return fail("export resourceslices", host.error().describe());
   if (host->node_name.empty()) return fail("export resourceslices", host->node_error);
@@ -170,6 +185,8 @@ void register_slices(CLI::App& parent, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--output,-o", opts->output, "Write to FILE atomically instead of stdout")
       ->type_name("FILE");
+  opts->agent.add_options(
+      *cmd, {"--node", "--node-uid", "--driver", "--k8s-version", "--sharing", "--generation"});
   cmd->callback([&runner, opts] { runner = [opts] { return run_slices(*opts); }; });
 }
 
@@ -177,6 +194,7 @@ void register_slices(CLI::App& parent, CommandRunner& runner) {
 
 struct LabelCommand {
   HostSource source;
+  FromAgent agent;
   std::string node;
   std::string format = "plain";
   std::string expiry;
@@ -185,6 +203,9 @@ struct LabelCommand {
 };
 
 int run_labels(const LabelCommand& opts) {
+  if (opts.agent.enabled) {
+    return from_agent(opts.agent, "export labels", "labels", opts.format, opts.output);
+  }
   if (!opts.expiry.empty()) {
     if (opts.format != "nfd") return fail("export labels", "--expiry applies to --format nfd only");
     if (std::string why = exporters::k8s::check_rfc3339(opts.expiry); !why.empty()) {
@@ -235,6 +256,7 @@ void register_labels(CLI::App& parent, CommandRunner& runner) {
   cmd->add_option("--output,-o", opts->output,
                   "Write to FILE atomically (a dot-file renamed into place, as NFD expects)")
       ->type_name("FILE");
+  opts->agent.add_options(*cmd, {"--node", "--expiry", "--namespace"});
   cmd->callback([&runner, opts] { runner = [opts] { return run_labels(*opts); }; });
 }
 
@@ -242,12 +264,16 @@ void register_labels(CLI::App& parent, CommandRunner& runner) {
 
 struct NrtCommand {
   HostSource source;
+  FromAgent agent;
   std::string node;
   std::string format = "yaml";
   std::string output;
 };
 
 int run_nrt(const NrtCommand& opts) {
+  if (opts.agent.enabled) {
+    return from_agent(opts.agent, "export nrt", "nrt", opts.format, opts.output);
+  }
   auto host = load_host(opts.source, opts.node);
   if (!host) return fail("export nrt", host.error().describe());
   if (host->node_name.empty()) return fail("export nrt", host->node_error);
@@ -270,6 +296,7 @@ void register_nrt(CLI::App& parent, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--output,-o", opts->output, "Write to FILE atomically instead of stdout")
       ->type_name("FILE");
+  opts->agent.add_options(*cmd, {"--node"});
   cmd->callback([&runner, opts] { runner = [opts] { return run_nrt(*opts); }; });
 }
 
@@ -277,10 +304,14 @@ void register_nrt(CLI::App& parent, CommandRunner& runner) {
 
 struct ShapeCommand {
   HostSource source;
+  FromAgent agent;
   std::string format = "text";
 };
 
 int run_shape(const ShapeCommand& opts) {
+  if (opts.agent.enabled) {
+    return from_agent(opts.agent, "export shape", "shape", opts.format, "");
+  }
   auto discovery = opts.source.discover();
   if (!discovery) return fail("export shape", discovery.error().describe());
   const ShapeFingerprint shape = compute_shape(discovery->topology);
@@ -306,6 +337,7 @@ void register_shape(CLI::App& parent, CommandRunner& runner) {
   cmd->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  opts->agent.add_options(*cmd, {});
   cmd->callback([&runner, opts] { runner = [opts] { return run_shape(*opts); }; });
 }
 

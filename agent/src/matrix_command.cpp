@@ -6,7 +6,9 @@
 
 #include <nodetopo/agent/command_output.hpp>
 #include <nodetopo/agent/commands.hpp>
+#include <nodetopo/agent/from_agent.hpp>
 #include <nodetopo/agent/host_source.hpp>
+#include <nodetopo/daemon/agent_client.hpp>
 #include <nodetopo/exporters/matrix.hpp>
 
 namespace nodetopo::agent {
@@ -15,11 +17,17 @@ namespace {
 
 struct MatrixOptions {
   HostSource source;
+  FromAgent from_agent;
   std::string format = "text";
   std::string output;
 };
 
 int run_matrix(const MatrixOptions& opts) {
+  if (opts.from_agent.enabled) {
+    auto doc = daemon::fetch_agent_document(opts.from_agent.bus, "matrix", opts.format);
+    if (!doc) return fail("matrix", doc.error().describe());
+    return emit("matrix", opts.output, doc.value());
+  }
   auto discovery = opts.source.discover();
   if (!discovery) return fail("matrix", discovery.error().describe());
   const exporters::DeviceMatrix matrix = exporters::build_device_matrix(discovery.value().topology);
@@ -41,6 +49,7 @@ void register_matrix_command(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--output,-o", opts->output,
                   "Write to FILE (atomically: temporary file + rename) instead of stdout")
       ->type_name("FILE");
+  opts->from_agent.add_options(*cmd);
   cmd->callback([&runner, opts] { runner = [opts] { return run_matrix(*opts); }; });
 }
 

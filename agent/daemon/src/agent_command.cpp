@@ -1,8 +1,6 @@
 // GCC 12 at -O2 reports a false -Wnull-dereference inside CLI11's inlined string splitting.
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 
-#include <nodetopo/daemon/agent_command.hpp>
-
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
@@ -11,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nodetopo/daemon/agent_command.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/daemon/manager.hpp>
 #include <nodetopo/probes/log.hpp>

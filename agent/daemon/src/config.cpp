@@ -11,7 +11,6 @@
 #include <vector>
 
 #include <arpa/inet.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include <nodetopo/daemon/config.hpp>
@@ -202,7 +201,8 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
 
 std::string check_listen_address(std::string_view text) {
   const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return "expected HOST:PORT, e.g. 127.0.0.1:9464";
+  if (colon == std::string_view::npos || colon == 0)
+    return "expected HOST:PORT, e.g. 127.0.0.1:9464";
   std::string host(text.substr(0, colon));
   const std::string_view port_text = text.substr(colon + 1);
   unsigned port = 0;
@@ -289,13 +289,14 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
     Fields f(r, top.take("uevents"), "uevents");
     YAML::Node n = f.take("source");
     if (auto v = read_choice(f, "source", {"kernel", "socket", "none"})) {
-      cfg.uevent_source = *v == "kernel" ? UeventSourceKind::kKernel
-                                         : (*v == "socket" ? UeventSourceKind::kSocket
-                                                           : UeventSourceKind::kNone);
+      cfg.uevent_source =
+          *v == "kernel" ? UeventSourceKind::kKernel
+                         : (*v == "socket" ? UeventSourceKind::kSocket : UeventSourceKind::kNone);
     }
     if (auto v = read_path(f, "socket")) cfg.uevent_socket = *v;
     f.done();
-    if (!r.failed() && cfg.uevent_source == UeventSourceKind::kSocket && cfg.uevent_socket.empty()) {
+    if (!r.failed() && cfg.uevent_source == UeventSourceKind::kSocket &&
+        cfg.uevent_socket.empty()) {
       r.fail(n, "uevents.socket", "required when uevents.source is socket");
     }
   }
@@ -341,7 +342,8 @@ std::string restart_only_changes(const AgentConfig& running, const AgentConfig& 
   note(running.host_root != loaded.host_root, "host_root");
   note(running.bus != loaded.bus, "dbus.bus");
   note(running.http_listen != loaded.http_listen, "http.listen");
-  note(running.uevent_source != loaded.uevent_source || running.uevent_socket != loaded.uevent_socket,
+  note(running.uevent_source != loaded.uevent_source ||
+           running.uevent_socket != loaded.uevent_socket,
        "uevents");
   return changed;
 }

@@ -1,5 +1,3 @@
-#include <nodetopo/daemon/manager.hpp>
-
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -10,6 +8,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include <nodetopo/daemon/manager.hpp>
 #include <nodetopo/probes/log.hpp>
 
 #include "dbus/topology_service.hpp"
@@ -247,10 +246,9 @@ class ManagerImpl final : public Manager, public TopologyState {
     last_refresh_usec_ = realtime_usec();
     Outcome outcome = Outcome::kFailed;
     if (!result) {
-      discovery_problem_ = "discovery failed: " + result.error().describe() +
-                           (published_ ? " (generation " + std::to_string(generation_) +
-                                             " kept)"
-                                       : "");
+      discovery_problem_ =
+          "discovery failed: " + result.error().describe() +
+          (published_ ? " (generation " + std::to_string(generation_) + " kept)" : "");
       log_->error("{}", discovery_problem_);
     } else {
       auto snapshot = std::make_shared<const Snapshot>(std::move(result.value()));
@@ -260,8 +258,7 @@ class ManagerImpl final : public Manager, public TopologyState {
       const std::string degraded = published_ ? degradation(*published_, *snapshot) : "";
       if (!degraded.empty()) {
         outcome = Outcome::kDegraded;
-        discovery_problem_ =
-            degraded + " (generation " + std::to_string(generation_) + " kept)";
+        discovery_problem_ = degraded + " (generation " + std::to_string(generation_) + " kept)";
         log_->warn("degraded discovery, last good topology kept: {}", discovery_problem_);
       } else if (published_ && snapshot->digest == published_->digest) {
         outcome = Outcome::kUnchanged;
@@ -273,9 +270,8 @@ class ManagerImpl final : public Manager, public TopologyState {
         discovery_problem_ = failed;
         published_ = std::move(snapshot);
         ++generation_;
-        log_->info("topology changed ({}): generation {}, shape {}, digest {}",
-                   to_string(current_), generation_, published_->shape,
-                   published_->digest.substr(0, 12));
+        log_->info("topology changed ({}): generation {}, shape {}, digest {}", to_string(current_),
+                   generation_, published_->shape, published_->digest.substr(0, 12));
         publish_all();
       }
       if (outcome != Outcome::kPublished && published_) retry_failed_sinks();
@@ -304,8 +300,8 @@ class ManagerImpl final : public Manager, public TopologyState {
     }
     if (!published_) {
       // Not a single good discovery yet: try again soon rather than at the next resync.
-      sd_event_source_set_time_relative(resync_, usec(std::min(config_.resync_interval,
-                                                               milliseconds(5000))));
+      sd_event_source_set_time_relative(
+          resync_, usec(std::min(config_.resync_interval, milliseconds(5000))));
       sd_event_source_set_enabled(resync_, SD_EVENT_ONESHOT);
     }
     health_maybe_changed();
@@ -438,8 +434,8 @@ class ManagerImpl final : public Manager, public TopologyState {
       auto loaded = load_agent_config(options_.config_path, options_.config_must_exist);
       if (!loaded) {
         ++metrics_.config_reload_failures;
-        config_problem_ = "config reload refused, running config kept: " +
-                          loaded.error().describe();
+        config_problem_ =
+            "config reload refused, running config kept: " + loaded.error().describe();
         log_->error("{}", config_problem_);
       } else {
         apply(std::move(loaded.value()));
@@ -470,11 +466,10 @@ class ManagerImpl final : public Manager, public TopologyState {
     loaded.http_listen = config_.http_listen;
     loaded.uevent_source = config_.uevent_source;
     loaded.uevent_socket = config_.uevent_socket;
-    const bool sinks_changed = loaded.nfd_enabled != config_.nfd_enabled ||
-                               loaded.nfd_path != config_.nfd_path ||
-                               loaded.json_enabled != config_.json_enabled ||
-                               loaded.json_path != config_.json_path ||
-                               loaded.dbus_signal_enabled != config_.dbus_signal_enabled;
+    const bool sinks_changed =
+        loaded.nfd_enabled != config_.nfd_enabled || loaded.nfd_path != config_.nfd_path ||
+        loaded.json_enabled != config_.json_enabled || loaded.json_path != config_.json_path ||
+        loaded.dbus_signal_enabled != config_.dbus_signal_enabled;
     const bool timing_changed = loaded.resync_interval != config_.resync_interval ||
                                 loaded.resync_jitter != config_.resync_jitter;
     config_ = std::move(loaded);
@@ -519,8 +514,8 @@ class ManagerImpl final : public Manager, public TopologyState {
       v.probes = latest_probes_;
       if (published_) v.devices = published_->devices;
       for (const auto& s : sinks_) {
-        v.sinks.push_back({std::string(s->name()), s->state().ok, s->state().writes,
-                           s->state().errors});
+        v.sinks.push_back(
+            {std::string(s->name()), s->state().ok, s->state().writes, s->state().errors});
       }
       return {200, "text/plain; version=0.0.4; charset=utf-8", render_metrics(metrics_, v)};
     }

@@ -108,8 +108,7 @@ class HostSnapshotSource final : public SnapshotSource {
         settings_error = text.error().describe();
       } else {
         settings_text = text.value();
-        auto parsed =
-            exporters::parse_export_config(settings_text, root->host_path(settings_path));
+        auto parsed = exporters::parse_export_config(settings_text, root->host_path(settings_path));
         if (!parsed) {
           settings_error = parsed.error().describe();
         } else {
@@ -213,11 +212,21 @@ class HostSnapshotSource final : public SnapshotSource {
 }  // namespace
 
 const std::vector<std::string>& document_keys() {
-  static const std::vector<std::string> keys = {
-      "dump/text",          "dump/json",           "dump/dot",     "matrix/text",
-      "matrix/json",        "resourceslices/yaml", "resourceslices/json",
-      "labels/plain",       "labels/nfd",          "labels/patch", "labels/nodefeature",
-      "nrt/yaml",           "nrt/json",            "shape/text",   "shape/json"};
+  static const std::vector<std::string> keys = {"dump/text",
+                                                "dump/json",
+                                                "dump/dot",
+                                                "matrix/text",
+                                                "matrix/json",
+                                                "resourceslices/yaml",
+                                                "resourceslices/json",
+                                                "labels/plain",
+                                                "labels/nfd",
+                                                "labels/patch",
+                                                "labels/nodefeature",
+                                                "nrt/yaml",
+                                                "nrt/json",
+                                                "shape/text",
+                                                "shape/json"};
   return keys;
 }
 

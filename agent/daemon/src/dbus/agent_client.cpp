@@ -1,8 +1,7 @@
-#include <nodetopo/daemon/agent_client.hpp>
-
+#include <dev.nodetopo.Topology1.proxy.h>
 #include <sdbus-c++/sdbus-c++.h>
 
-#include <dev.nodetopo.Topology1.proxy.h>
+#include <nodetopo/daemon/agent_client.hpp>
 
 namespace nodetopo::daemon {
 

@@ -5,11 +5,10 @@
 #include <cstring>
 #include <vector>
 
+#include <dev.nodetopo.Topology1.adaptor.h>
+#include <sdbus-c++/sdbus-c++.h>
 #include <systemd/sd-event.h>
 
-#include <sdbus-c++/sdbus-c++.h>
-
-#include <dev.nodetopo.Topology1.adaptor.h>
 #include <nodetopo/probes/log.hpp>
 
 #include "../snapshot_source.hpp"
@@ -63,19 +62,17 @@ class Topology1 final : public sdbus::AdaptorInterfaces<dev::nodetopo::Topology1
                                                 "\" (resourceslices, labels, nrt, shape)");
     }
     const std::string key = kind + "/" + format;
-    if (std::find(document_keys().begin(), document_keys().end(), key) ==
-        document_keys().end()) {
-      throw sdbus::Error(kErrorInvalidFormat,
-                         method + ": unknown format \"" + format + "\" for " + kind + " (" +
-                             formats + ")");
+    if (std::find(document_keys().begin(), document_keys().end(), key) == document_keys().end()) {
+      throw sdbus::Error(kErrorInvalidFormat, method + ": unknown format \"" + format + "\" for " +
+                                                  kind + " (" + formats + ")");
     }
     const auto s = ready();
     if (auto doc = s->documents.find(key); doc != s->documents.end()) return doc->second;
     const auto why = s->document_errors.find(key);
-    throw sdbus::Error(kErrorExportFailed, method + " " + key + ": " +
-                                               (why != s->document_errors.end()
-                                                    ? why->second
-                                                    : std::string("not rendered")));
+    throw sdbus::Error(
+        kErrorExportFailed,
+        method + " " + key + ": " +
+            (why != s->document_errors.end() ? why->second : std::string("not rendered")));
   }
 
   std::string GetTopology(const std::string& format) override {
@@ -140,9 +137,9 @@ class Service final : public DbusService {
     }
     if (r >= 0) r = sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
     if (r < 0) {
-      return make_error(ErrorCode::kIo,
-                        std::string("cannot add the D-Bus connection to the loop: ") +
-                            std::strerror(-r));
+      return make_error(
+          ErrorCode::kIo,
+          std::string("cannot add the D-Bus connection to the loop: ") + std::strerror(-r));
     }
     sd_event_source_set_description(io_, "dbus-io");
     sd_event_source_set_description(timer_, "dbus-timer");
@@ -257,10 +254,11 @@ Result<std::unique_ptr<DbusService>> DbusService::create(BusKind bus, sd_event* 
   try {
     service->connection().requestName(kBusName);
   } catch (const sdbus::Error& e) {
-    return make_error(ErrorCode::kUnavailable,
-                      std::string("cannot own ") + kBusName + " on the " +
-                          std::string(to_string(bus)) + " bus (another agent running, or the bus "
-                          "policy does not allow it): " + e.getMessage());
+    return make_error(ErrorCode::kUnavailable, std::string("cannot own ") + kBusName + " on the " +
+                                                   std::string(to_string(bus)) +
+                                                   " bus (another agent running, or the bus "
+                                                   "policy does not allow it): " +
+                                                   e.getMessage());
   }
   if (auto attached = service->attach(loop); !attached) return attached.error();
   return std::unique_ptr<DbusService>(std::move(service));

@@ -5,10 +5,9 @@
 #include <cstring>
 
 #include <arpa/inet.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-
-#include <microhttpd.h>
 #include <systemd/sd-event.h>
 
 #include <nodetopo/probes/log.hpp>
@@ -51,13 +50,13 @@ class MhdServer final : public HttpServer {
     }
     daemon_ = MHD_start_daemon(flags, static_cast<std::uint16_t>(port), nullptr, nullptr,
                                &MhdServer::on_request, this, MHD_OPTION_SOCK_ADDR, &addr,
-                               MHD_OPTION_CONNECTION_TIMEOUT, 10U,
-                               MHD_OPTION_CONNECTION_LIMIT, 64U, MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_CONNECTION_LIMIT, 64U,
+                               MHD_OPTION_END);
     if (daemon_ == nullptr) {
-      return make_error(ErrorCode::kIo,
-                        "cannot listen on " + listen + " (address in use, or not local): " +
-                            std::strerror(errno),
-                        "http.listen");
+      return make_error(
+          ErrorCode::kIo,
+          "cannot listen on " + listen + " (address in use, or not local): " + std::strerror(errno),
+          "http.listen");
     }
     const MHD_DaemonInfo* epoll = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
     const MHD_DaemonInfo* bound = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
@@ -70,9 +69,8 @@ class MhdServer final : public HttpServer {
     }
     if (r >= 0) r = sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
     if (r < 0) {
-      return make_error(ErrorCode::kIo,
-                        std::string("cannot add the HTTP server to the loop: ") +
-                            std::strerror(-r));
+      return make_error(ErrorCode::kIo, std::string("cannot add the HTTP server to the loop: ") +
+                                            std::strerror(-r));
     }
     sd_event_source_set_description(io_, "http-io");
     sd_event_source_set_description(timer_, "http-timer");
@@ -122,8 +120,8 @@ class MhdServer final : public HttpServer {
     } catch (const std::exception& e) {
       answer = HttpResponse{500, "text/plain; charset=utf-8", std::string("error: ") + e.what()};
     }
-    MHD_Response* response = MHD_create_response_from_buffer(
-        answer.body.size(), answer.body.data(), MHD_RESPMEM_MUST_COPY);
+    MHD_Response* response = MHD_create_response_from_buffer(answer.body.size(), answer.body.data(),
+                                                             MHD_RESPMEM_MUST_COPY);
     if (response == nullptr) return MHD_NO;
     MHD_add_response_header(response, "Content-Type", answer.content_type.c_str());
     const MHD_Result queued = MHD_queue_response(connection, answer.status, response);

@@ -68,8 +68,7 @@ std::string label(std::string_view value) {
   return out;
 }
 
-void header(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
@@ -84,7 +83,8 @@ std::string render_metrics(const Metrics& m, const MetricsView& v) {
   header(out, "nodetopo_generation", "gauge",
          "Generation of the published topology; bumped only when it changed.");
   fmt::format_to(w, "nodetopo_generation {}\n", v.generation);
-  header(out, "nodetopo_ready", "gauge", "1 once a topology is published and the last publish succeeded.");
+  header(out, "nodetopo_ready", "gauge",
+         "1 once a topology is published and the last publish succeeded.");
   fmt::format_to(w, "nodetopo_ready {}\n", v.ready ? 1 : 0);
   header(out, "nodetopo_degraded", "gauge",
          "1 while the last discovery was degraded and the last good topology is kept.");
@@ -119,10 +119,10 @@ std::string render_metrics(const Metrics& m, const MetricsView& v) {
   header(out, "nodetopo_probe_status", "gauge",
          "Status of each probe in the latest discovery (1 for the current status).");
   for (const ProbeReport& r : v.probes) {
-    for (const ProbeStatus s : {ProbeStatus::kOk, ProbeStatus::kWarnings,
-                                ProbeStatus::kUnavailable, ProbeStatus::kFailed}) {
-      fmt::format_to(w, "nodetopo_probe_status{{probe=\"{}\",status=\"{}\"}} {}\n",
-                     label(r.probe), to_string(s), r.status == s ? 1 : 0);
+    for (const ProbeStatus s : {ProbeStatus::kOk, ProbeStatus::kWarnings, ProbeStatus::kUnavailable,
+                                ProbeStatus::kFailed}) {
+      fmt::format_to(w, "nodetopo_probe_status{{probe=\"{}\",status=\"{}\"}} {}\n", label(r.probe),
+                     to_string(s), r.status == s ? 1 : 0);
     }
   }
 

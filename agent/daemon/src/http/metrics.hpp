@@ -46,8 +46,8 @@ struct MetricsView {
   std::uint64_t generation = 0;
   bool ready = false;
   bool degraded = false;
-  double last_refresh_seconds = 0;  ///< Unix time, 0 before the first discovery
-  std::vector<ProbeReport> probes;  ///< of the latest discovery
+  double last_refresh_seconds = 0;             ///< Unix time, 0 before the first discovery
+  std::vector<ProbeReport> probes;             ///< of the latest discovery
   std::map<std::string, std::size_t> devices;  ///< of the published snapshot
   struct SinkRow {
     std::string name;

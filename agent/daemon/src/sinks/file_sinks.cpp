@@ -27,8 +27,7 @@ class FileSink final : public Sink {
     const auto doc = p.snapshot.documents.find(document_);
     if (doc == p.snapshot.documents.end()) {
       const auto why = p.snapshot.document_errors.find(document_);
-      fail(why != p.snapshot.document_errors.end() ? why->second
-                                                   : "no " + document_ + " document");
+      fail(why != p.snapshot.document_errors.end() ? why->second : "no " + document_ + " document");
       return;
     }
     if (!same_content(doc->second)) {

@@ -7,9 +7,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <unistd.h>
-
 #include <systemd/sd-event.h>
+#include <unistd.h>
 
 #include <nodetopo/daemon/uevent_source.hpp>
 #include <nodetopo/probes/log.hpp>

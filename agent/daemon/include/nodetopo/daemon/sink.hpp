@@ -24,9 +24,9 @@ struct Snapshot;
 
 struct SinkState {
   bool ok = true;
-  std::string error;          ///< why the last publish failed (names the file/object)
-  std::uint64_t writes = 0;   ///< successful writes (a skipped identical write is not one)
-  std::uint64_t errors = 0;   ///< failed publishes
+  std::string error;             ///< why the last publish failed (names the file/object)
+  std::uint64_t writes = 0;      ///< successful writes (a skipped identical write is not one)
+  std::uint64_t errors = 0;      ///< failed publishes
   std::uint64_t generation = 0;  ///< generation of the last successful publish
 };
 
