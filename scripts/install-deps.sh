@@ -10,10 +10,14 @@ packages=(
   # libraries the code links
   libhwloc-dev libpci-dev libsdbus-c++-dev libsystemd-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  # topo agent: the D-Bus glue generator (sdbus-c++-xml2cpp) and the HTTP server library
+  libsdbus-c++-bin libmicrohttpd-dev
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev dbus
+  # the agent's tests: promtool and a real Prometheus server scraping it, curl for its API
+  prometheus curl
   # real tools used as test oracles: lstopo-no-graphics and lspci on the same fake roots
   hwloc-nox pciutils
   # `topo dump --format dot` is checked by rendering it with Graphviz

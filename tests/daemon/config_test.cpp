@@ -1,4 +1,6 @@
 // The strict agent config reader and `topo agent --check-config`.
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include <nodetopo/daemon/config.hpp>
@@ -124,6 +126,53 @@ TEST(AgentConfig, DurationsAndAddresses) {
   EXPECT_EQ(daemon::check_listen_address("0.0.0.0:80"), "");
   EXPECT_EQ(daemon::check_listen_address("[::]:80"), "");
   EXPECT_NE(daemon::check_listen_address("9464"), "");
+}
+
+// The shipped example parses, and with every line uncommented gives exactly the defaults (the
+// example's values cannot drift from the code's).
+TEST(AgentConfig, ShippedExampleHoldsTheDefaults) {
+  const std::string example = read_file(source_dir() / "agent/daemon/agent.yaml.example");
+  ASSERT_FALSE(example.empty());
+  ASSERT_TRUE(parse_agent_config(example, "agent.yaml.example"));
+  std::string uncommented;
+  std::istringstream lines(example);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#host_root", 0) == 0 || line.rfind("#node_name", 0) == 0) continue;
+    if (line.rfind("#", 0) == 0 && line.size() > 1 && line[1] != ' ') line.erase(0, 1);
+    uncommented += line + "\n";
+  }
+  auto all = parse_agent_config(uncommented, "uncommented example");
+  ASSERT_TRUE(all) << all.error().describe() << "\n" << uncommented;
+  auto defaults = parse_agent_config("", "empty");
+  ASSERT_TRUE(defaults);
+  const auto& a = all.value();
+  const auto& d = defaults.value();
+  EXPECT_EQ(a.resync_interval, d.resync_interval);
+  EXPECT_EQ(a.resync_jitter, d.resync_jitter);
+  EXPECT_EQ(a.debounce, d.debounce);
+  EXPECT_EQ(a.debounce_max, d.debounce_max);
+  EXPECT_EQ(a.bus, d.bus);
+  EXPECT_EQ(a.http_listen, d.http_listen);
+  EXPECT_EQ(a.uevent_source, d.uevent_source);
+  EXPECT_EQ(a.nfd_enabled, d.nfd_enabled);
+  EXPECT_EQ(a.nfd_path, d.nfd_path);
+  EXPECT_EQ(a.json_enabled, d.json_enabled);
+  EXPECT_EQ(a.json_path, d.json_path);
+  EXPECT_EQ(a.dbus_signal_enabled, d.dbus_signal_enabled);
+  EXPECT_EQ(a.log_level, d.log_level);
+  EXPECT_EQ(a.log_format, d.log_format);
+}
+
+// Every key the reader accepts is documented in docs/agent.md's table.
+TEST(AgentConfig, EveryKeyIsDocumented) {
+  const std::string doc = read_file(source_dir() / "docs/agent.md");
+  for (const char* key :
+       {"host_root", "node_name", "resync.interval", "resync.jitter", "debounce.quiet",
+        "debounce.max", "dbus.bus", "http.listen", "uevents.source", "uevents.socket",
+        "sinks.nfd.enabled", "sinks.nfd.path", "sinks.json.enabled", "sinks.json.path",
+        "sinks.dbus.enabled", "log.level", "log.format"}) {
+    EXPECT_NE(doc.find(std::string("| `") + key + "` |"), std::string::npos) << key;
+  }
 }
 
 TEST(AgentConfig, CheckConfigCommand) {
