@@ -281,12 +281,12 @@ std::string AgentWithFakes::config_text(const std::string& extra) const {
   std::string yaml = "dbus:\n  bus: session\n";
   yaml += "http:\n  listen: \"127.0.0.1:" + std::to_string(port_) + "\"\n";
   yaml += "uevents:\n  source: socket\n  socket: " + (dir() / "uevents.sock").string() + "\n";
-  yaml += "debounce:\n  quiet: 50ms\n  max: 300ms\n";
+  yaml += "debounce:\n  " + settings_.debounce + "\n";
   yaml += "resync:\n  " + settings_.resync + "\n";
   yaml += "sinks:\n  nfd:\n    path: " + nfd_file().string() + "\n";
   yaml += std::string("  json:\n    enabled: ") + (settings_.json_sink ? "true" : "false") +
           "\n    path: " + json_file().string() + "\n";
-  yaml += "log:\n  level: debug\n";
+  yaml += "log:\n  level: " + settings_.log_level + "\n";
   return yaml + extra;
 }
 

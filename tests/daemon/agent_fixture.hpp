@@ -103,6 +103,8 @@ class AgentClient {
 struct AgentSettings {
   std::string profile = "synthetic:gpus=2,nics=2";
   std::string resync = "interval: 1h\n  jitter: 0s";
+  std::string debounce = "quiet: 50ms\n  max: 300ms";
+  std::string log_level = "debug";
   std::string extra_yaml;  ///< appended to the config
   std::vector<std::string> env;
   bool json_sink = true;

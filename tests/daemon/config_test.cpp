@@ -26,8 +26,8 @@ TEST(AgentConfig, EmptyFileGivesTheDocumentedDefaults) {
   EXPECT_EQ(c.node_name, "");
   EXPECT_EQ(c.resync_interval, 5min);
   EXPECT_EQ(c.resync_jitter, 30s);
-  EXPECT_EQ(c.debounce, 500ms);
-  EXPECT_EQ(c.debounce_max, 3s);
+  EXPECT_EQ(c.debounce, 250ms);
+  EXPECT_EQ(c.debounce_max, 2s);
   EXPECT_EQ(c.bus, daemon::BusKind::kSystem);
   EXPECT_EQ(c.http_listen, "127.0.0.1:9464");
   EXPECT_EQ(c.uevent_source, daemon::UeventSourceKind::kKernel);

@@ -291,12 +291,16 @@ class ManagerImpl final : public Manager, public TopologyState {
       }
     }
 
+    kept_last_good_ = published_ && (outcome == Outcome::kDegraded || outcome == Outcome::kFailed);
     if (!ready_notified_ && published_) {
       ready_notified_ = true;
-      notify("READY=1\n" + status_line());
+      last_status_ = status_line();
+      notify("READY=1\n" + last_status_);
       arm_resync();
-    } else {
-      notify(status_line());
+    } else if (const std::string status = status_line(); status != last_status_) {
+      // Only a changed line: an idle node's resyncs send nothing, not even to systemd.
+      last_status_ = status;
+      notify(status);
     }
     if (!published_) {
       // Not a single good discovery yet: try again soon rather than at the next resync.
@@ -442,7 +446,8 @@ class ManagerImpl final : public Manager, public TopologyState {
         config_problem_.clear();
       }
     }
-    notify("READY=1\n" + status_line());
+    last_status_ = status_line();
+    notify("READY=1\n" + last_status_);
     health_maybe_changed();
     request_discovery(Trigger::kReload);
   }
@@ -509,7 +514,7 @@ class ManagerImpl final : public Manager, public TopologyState {
       v.version = NODETOPO_VERSION;
       v.generation = generation_;
       v.ready = published_ && sinks_ok();
-      v.degraded = health().rfind("degraded", 0) == 0;
+      v.degraded = kept_last_good_;
       v.last_refresh_seconds = static_cast<double>(last_refresh_usec_) / 1e6;
       v.probes = latest_probes_;
       if (published_) v.devices = published_->devices;
@@ -545,6 +550,8 @@ class ManagerImpl final : public Manager, public TopologyState {
   std::string config_problem_;
   std::string last_health_;
   bool ready_notified_ = false;
+  bool kept_last_good_ = false;  ///< the last discovery was degraded or failed
+  std::string last_status_;
 
   bool running_ = false;
   Trigger current_ = Trigger::kStart;

@@ -38,9 +38,9 @@ struct AgentConfig {
   /// together does not rediscover in lock-step.
   std::chrono::milliseconds resync_jitter{std::chrono::seconds(30)};
   /// A discovery starts this long after the last uevent of a burst ...
-  std::chrono::milliseconds debounce{std::chrono::milliseconds(500)};
+  std::chrono::milliseconds debounce{std::chrono::milliseconds(250)};
   /// ... but never later than this after the first one, even while events keep coming.
-  std::chrono::milliseconds debounce_max{std::chrono::seconds(3)};
+  std::chrono::milliseconds debounce_max{std::chrono::seconds(2)};
 
   BusKind bus = BusKind::kSystem;
 
