@@ -161,6 +161,29 @@ TEST(AgentLifecycle, DegradedProbeKeepsTheLastGoodResult) {
   EXPECT_EQ(agent.metric("nodetopo_degraded "), 0.0);
 }
 
+TEST(AgentLifecycle, DeviceSkippedWithAWarningKeepsTheLastGoodResult) {
+  AgentWithFakes agent;
+  // The same host with one NIC's device directory gone while its class link stays: the net
+  // probe skips it with a warning, one net device fewer.
+  const auto broken = agent.build_host("d", "synthetic:gpus=2,nics=2");
+  std::filesystem::path victim;
+  for (const auto& e : std::filesystem::directory_iterator(broken / "sys/class/net")) {
+    if (e.path().filename() != "lo") victim = e.path();
+  }
+  ASSERT_FALSE(victim.empty());
+  std::filesystem::remove_all(victim.parent_path() / std::filesystem::read_symlink(victim));
+  const std::string dump = agent.client().call("GetTopology", {"json"});
+
+  agent.use_host("d");
+  EXPECT_EQ(agent.client().refresh(), 1U);
+  const std::string health = agent.client().health();
+  EXPECT_NE(health.find("fewer devices while probes report new warnings (net_device 3 -> 2)"),
+            std::string::npos)
+      << health;
+  EXPECT_EQ(agent.client().call("GetTopology", {"json"}), dump);
+  EXPECT_EQ(agent.metric("nodetopo_probe_status{probe=\"net\",status=\"warnings\"}"), 1.0);
+}
+
 TEST(AgentLifecycle, RealRemovalIsPublished) {
   AgentSettings s;
   s.profile = "synthetic:gpus=3,nics=3";
