@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -93,7 +94,7 @@ void idle(int seconds) {
 void latency(int runs, const std::string& debounce, const char* label) {
   AgentSettings s;
   s.debounce = debounce;
-  s.log_level = "info";
+  s.log_level = std::getenv("NODETOPO_BENCH_DEBUG") != nullptr ? "debug" : "info";
   AgentWithFakes agent(s);
   agent.build_host("b", "synthetic:gpus=3,nics=3");
   auto watcher = agent.new_client();
@@ -105,7 +106,11 @@ void latency(int runs, const std::string& debounce, const char* label) {
     const std::size_t want = static_cast<std::size_t>(i) + 1;
     while (watcher->changed().size() < want) {
       if (Clock::now() - t0 > std::chrono::seconds(10)) {
-        std::fprintf(stderr, "no Changed signal within 10 s\n%s", agent.log().c_str());
+        std::fprintf(
+            stderr,
+            "no Changed signal within 10 s: run %d, %zu signals seen, agent at generation %llu\n",
+            i, watcher->changed().size(),
+            static_cast<unsigned long long>(agent.client().generation()));
         return;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -1,5 +1,6 @@
 #include "agent_fixture.hpp"
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -161,27 +163,50 @@ NotifySocket::NotifySocket(std::filesystem::path path) : path_(std::move(path)) 
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     throw std::runtime_error("cannot bind the notify socket " + path_.string());
   }
+  stop_ = ::eventfd(0, EFD_CLOEXEC);
+  reader_ = std::thread([this] {
+    for (;;) {
+      std::array<pollfd, 2> p = {pollfd{fd_, POLLIN, 0}, pollfd{stop_, POLLIN, 0}};
+      if (::poll(p.data(), p.size(), -1) <= 0) continue;
+      if (p[1].revents != 0) return;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) continue;
+      std::lock_guard lock(mutex_);
+      received_.emplace_back(buf, static_cast<std::size_t>(n));
+    }
+  });
 }
 
 NotifySocket::~NotifySocket() {
+  const std::uint64_t one = 1;
+  (void)::write(stop_, &one, sizeof(one));
+  reader_.join();
+  ::close(stop_);
   ::close(fd_);
+}
+
+std::vector<std::string> NotifySocket::received() {
+  std::lock_guard lock(mutex_);
+  return received_;
 }
 
 std::optional<std::string> NotifySocket::wait_for(const std::string& needle,
                                                   std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    if (n <= 0) continue;
-    received_.emplace_back(buf, static_cast<std::size_t>(n));
-    if (received_.back().find(needle) != std::string::npos) return received_.back();
-  }
+  std::optional<std::string> found;
+  eventually(
+      [&] {
+        std::lock_guard lock(mutex_);
+        for (; cursor_ < received_.size(); ++cursor_) {
+          if (received_[cursor_].find(needle) != std::string::npos) {
+            found = received_[cursor_++];
+            return true;
+          }
+        }
+        return false;
+      },
+      timeout);
+  return found;
 }
 
 // --- AgentClient ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -54,7 +55,9 @@ class PrivateBus {
   std::string address_;
 };
 
-/// An AF_UNIX datagram socket standing in for systemd's notify socket.
+/// An AF_UNIX datagram socket standing in for systemd's notify socket. A thread reads it all the
+/// time, as systemd does: sd_notify() blocks once a datagram socket's queue is full, and an
+/// unread socket would stall the agent's loop after a dozen messages.
 class NotifySocket {
  public:
   explicit NotifySocket(std::filesystem::path path);
@@ -62,15 +65,20 @@ class NotifySocket {
   NotifySocket(const NotifySocket&) = delete;
   NotifySocket& operator=(const NotifySocket&) = delete;
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  /// Reads messages until one contains `needle` (returned), or `timeout` passes (nullopt).
-  /// Every message read is kept in received().
+  /// Waits for a message after the last one a previous wait_for() returned that contains
+  /// `needle` (returned), or `timeout` passes (nullopt).
   std::optional<std::string> wait_for(const std::string& needle, std::chrono::milliseconds timeout);
-  [[nodiscard]] const std::vector<std::string>& received() const { return received_; }
+  /// Every message received so far, in order.
+  [[nodiscard]] std::vector<std::string> received();
 
  private:
   std::filesystem::path path_;
   int fd_ = -1;
+  int stop_ = -1;  // eventfd that ends the reader
+  std::mutex mutex_;
   std::vector<std::string> received_;
+  std::size_t cursor_ = 0;
+  std::thread reader_;
 };
 
 /// A D-Bus client of dev.nodetopo.Topology1 on the private bus, with its own connection and

@@ -218,18 +218,19 @@ TEST(AgentLifecycle, NotifyProtocolInOrder) {
 
   // The order over everything received: a STATUS= line before READY (the first discovery is
   // running), then READY, WATCHDOG, RELOADING, READY, STOPPING.
+  const std::vector<std::string> received = n.received();
   std::vector<std::string> order;
-  for (const std::string& m : n.received()) {
+  for (const std::string& m : received) {
     for (const char* key : {"READY=1", "WATCHDOG=1", "RELOADING=1", "STOPPING=1"}) {
       if (m.find(key) != std::string::npos && (order.empty() || order.back() != key)) {
         order.emplace_back(key);
       }
     }
   }
-  const auto first_ready =
-      std::find_if(n.received().begin(), n.received().end(),
-                   [](const std::string& m) { return m.find("READY=1") != std::string::npos; });
-  EXPECT_TRUE(std::any_of(n.received().begin(), first_ready, [](const std::string& m) {
+  const auto first_ready = std::find_if(received.begin(), received.end(), [](const std::string& m) {
+    return m.find("READY=1") != std::string::npos;
+  });
+  EXPECT_TRUE(std::any_of(received.cbegin(), first_ready, [](const std::string& m) {
     return m.find("STATUS=Running the first discovery") != std::string::npos;
   }));
   const std::vector<std::string> expected = {"READY=1", "WATCHDOG=1", "RELOADING=1", "READY=1",
