@@ -29,6 +29,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
+constexpr std::uint64_t kPreciseUsec = 1000;
+
 std::uint64_t usec(milliseconds d) {
   return static_cast<std::uint64_t>(d.count()) * 1000U;
 }
@@ -108,7 +110,9 @@ class ManagerImpl final : public Manager, public TopologyState {
     r = sd_event_add_io(loop_, &worker_io_, worker_->fd(), EPOLLIN, &ManagerImpl::on_worker, this);
     if (r < 0) return sys_error("cannot watch the discovery worker", r);
 
-    r = sd_event_add_time(loop_, &debounce_, CLOCK_MONOTONIC, UINT64_MAX, 0,
+    // Accuracy 1 ms: sd-event's default (accuracy 0) lets a timer fire up to 250 ms late, which
+    // the debounce cannot afford; the resync sets a wide one of its own (arm_resync).
+    r = sd_event_add_time(loop_, &debounce_, CLOCK_MONOTONIC, UINT64_MAX, kPreciseUsec,
                           &ManagerImpl::on_debounce, this);
     if (r >= 0) r = sd_event_source_set_enabled(debounce_, SD_EVENT_OFF);
     if (r >= 0) {

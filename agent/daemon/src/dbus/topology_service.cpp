@@ -132,7 +132,8 @@ class Service final : public DbusService {
                             &Service::on_io, this);
     if (r >= 0) r = sd_event_source_set_prepare(io_, &Service::on_prepare);
     if (r >= 0) {
-      r = sd_event_add_time(loop, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 0, &Service::on_timer,
+      // 1 ms accuracy: the default (0 = 250 ms) would delay queued messages.
+      r = sd_event_add_time(loop, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000, &Service::on_timer,
                             this);
     }
     if (r >= 0) r = sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
