@@ -31,6 +31,8 @@
 
 extern char** environ;
 
+#include "spawn.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,44 +48,20 @@ struct RunResult {
 // measures wall time and peak RSS of that child alone.
 RunResult run_once(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                    const std::string& stderr_path = "/dev/null") {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e)
-    env_strings.emplace_back(*e);
-  for (const std::string& extra : env) {
-    const std::string name = extra.substr(0, extra.find('=') + 1);
-    std::erase_if(env_strings, [&](const std::string& s) { return s.starts_with(name); });
-    env_strings.push_back(extra);
-  }
-  std::vector<char*> envp;
-  for (std::string& s : env_strings)
-    envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (std::string& s : args)
-    argp.push_back(s.data());
-  argp.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  nodetopo::spawn::ChildOptions options;
+  options.env = env;
+  options.out = nodetopo::spawn::Stream::kDiscard;
+  options.err = nodetopo::spawn::Stream::kFile;
+  options.stderr_file = stderr_path;
+  const nodetopo::spawn::ChildResult child = nodetopo::spawn::run(argv, options);
   RunResult result;
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argp[0], &actions, nullptr, argp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    std::cerr << "bench: cannot start " << argv[0] << "\n";
+  if (child.exit_code < 0) {
+    std::cerr << "bench: " << child.err << "\n";
     return result;
   }
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.max_rss_kib = usage.ru_maxrss;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.seconds = child.seconds;
+  result.max_rss_kib = child.max_rss_kib;
+  result.exit_code = child.exit_code;
   return result;
 }
 

@@ -12,6 +12,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   # topo agent: the D-Bus glue generator (sdbus-c++-xml2cpp) and the HTTP server library
   libsdbus-c++-bin libmicrohttpd-dev
+  # fit/: CEL matches() and the regex library use RE2
+  libre2-dev
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks
@@ -22,8 +24,14 @@ packages=(
   hwloc-nox pciutils
   # `topo dump --format dot` is checked by rendering it with Graphviz
   graphviz
+  # tests/docs/check_catalogues.py reads the golden YAML
+  python3-yaml
   # the benchmark counts file-system calls of topo and lstopo with strace
   strace
+  # packaging (packaging/, docs/operations.md): the Debian package and its checks, the man page,
+  # the unit's verify and security score, the bus policy test's clients, the Debian 12 chroot and
+  # the OCI image
+  dpkg-dev debhelper lintian help2man systemd python3-dbus python3-gi debootstrap curl buildah
 )
 
 missing=()
@@ -61,14 +69,32 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends nodejs npm
 fi
 
-# npm ci from the committed lock file, skipped when node_modules already matches it.
-validate_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/validate"
-stamp="$validate_dir/node_modules/.nodetopo-lock.sha256"
-lock_sum="$(sha256sum "$validate_dir/package-lock.json" | cut -d' ' -f1)"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
-  echo "install-deps: tests/validate node modules up to date"
-else
-  echo "install-deps: npm ci in tests/validate"
-  (cd "$validate_dir" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$lock_sum" >"$stamp"
+# The Kubernetes manifests (packaging/kubernetes) are rendered with `kubectl kustomize`. Debian's
+# kubernetes-client is installed only when no kubectl is on the PATH (the overlays keep to what
+# its kustomize v2 understands).
+if ! command -v kubectl >/dev/null 2>&1; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: kubectl is missing; run this script as root to install kubernetes-client" >&2
+    exit 1
+  fi
+  echo "install-deps: installing kubernetes-client"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends kubernetes-client
 fi
+
+# npm ci from the committed lock files, each skipped when node_modules already matches it:
+# tests/validate (kubernetes-models), tests/cel (@bufbuild/cel-spec conformance data and the
+# @bufbuild/cel reference evaluator for fit/'s CEL tests), packaging/tests/node (manifest checks).
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+for node_dir in tests/validate tests/cel packaging/tests/node; do
+  stamp="$repo/$node_dir/node_modules/.nodetopo-lock.sha256"
+  lock_sum="$(sha256sum "$repo/$node_dir/package-lock.json" | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
+    echo "install-deps: $node_dir node modules up to date"
+  else
+    echo "install-deps: npm ci in $node_dir"
+    (cd "$repo/$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$lock_sum" >"$stamp"
+  fi
+done

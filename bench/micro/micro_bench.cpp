@@ -16,6 +16,7 @@
 #include <nodetopo/exporters/resource_slices.hpp>
 #include <nodetopo/mock/builder.hpp>
 #include <nodetopo/probes/discovery.hpp>
+#include <nodetopo/probes/environment.hpp>
 #include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
@@ -63,9 +64,11 @@ probes::Discovery discover(const std::string& spec) {
   probes::ProbeOptions options;
   if (const std::string fixture = h.nvml_fixture(); !fixture.empty()) {
     options.nvml_library = mock_nvml_library();
-    ::setenv(std::string(mock::kNvmlFixtureEnv).c_str(), fixture.c_str(), 1);
+    options.library_environment = {{std::string(mock::kNvmlFixtureEnv), fixture}};
   }
   auto root = probes::SysRoot::open(h.root(), probes::SysRoot::Liveness::kCapture);
+  // As topo's main does, before the probes' threads: the environment the probes check.
+  probes::write_process_environment(probes::discovery_environment(root.value(), options));
   return probes::discover(root.value(), options);
 }
 

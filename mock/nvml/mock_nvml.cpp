@@ -26,8 +26,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <nodetopo/nvml_abi.hpp>
+
 #include "fixture.hpp"
-#include "nvml_abi.hpp"
 
 using namespace nodetopo::nvml_abi;
 using nodetopo::mock_nvml::BusId;

@@ -6,17 +6,13 @@
 
 #include <nodetopo/probes/accelerator_probe.hpp>
 #include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/topology/ids.hpp>
 
-#include "kfd_topology.hpp"
+#include "kfd/kfd_topology.hpp"
 
 namespace nodetopo::probes {
 
 namespace {
-
-constexpr std::uint16_t kVendorNvidia = 0x10de;
-constexpr std::uint16_t kVendorAmd = 0x1002;
-constexpr std::uint16_t kVendorIntel = 0x8086;
-constexpr std::uint16_t kVendorHabana = 0x1da3;
 
 // Base class + subclass.
 constexpr std::uint16_t kClassVga = 0x0300;
@@ -35,7 +31,7 @@ struct Classified {
 std::optional<Classified> classify(const PciFunctionInfo& f, bool amd_has_kfd_or_drm) {
   const auto cls = static_cast<std::uint16_t>(f.class_code >> 8);
   switch (f.vendor_id) {
-    case kVendorNvidia:
+    case pci_vendor::kNvidia:
       if (cls == kClassVga || cls == kClass3d) {
         return Classified{NodeKind::kAccelerator, AcceleratorVendor::kNvidia};
       }
@@ -44,19 +40,19 @@ std::optional<Classified> classify(const PciFunctionInfo& f, bool amd_has_kfd_or
         return Classified{NodeKind::kNvSwitch, AcceleratorVendor::kNvidia};
       }
       return std::nullopt;
-    case kVendorAmd:
+    case pci_vendor::kAmd:
       if ((cls == kClassVga || cls == kClassDisplayOther || cls == kClassProcessingAccelerator) &&
           amd_has_kfd_or_drm) {
         return Classified{NodeKind::kAccelerator, AcceleratorVendor::kAmd};
       }
       return std::nullopt;
-    case kVendorIntel:
+    case pci_vendor::kIntel:
       if ((cls == kClassVga || cls == kClassDisplayOther) &&
           (f.driver == "i915" || f.driver == "xe")) {
         return Classified{NodeKind::kAccelerator, AcceleratorVendor::kIntel};
       }
       return std::nullopt;
-    case kVendorHabana:
+    case pci_vendor::kHabana:
       if (cls == kClassProcessingAccelerator) {
         return Classified{NodeKind::kAccelerator, AcceleratorVendor::kHabana};
       }
@@ -68,7 +64,7 @@ std::optional<Classified> classify(const PciFunctionInfo& f, bool amd_has_kfd_or
 
 bool is_amd_gpu_class(const PciFunctionInfo& f) {
   const auto cls = static_cast<std::uint16_t>(f.class_code >> 8);
-  return f.vendor_id == kVendorAmd &&
+  return f.vendor_id == pci_vendor::kAmd &&
          (cls == kClassVga || cls == kClassDisplayOther || cls == kClassProcessingAccelerator);
 }
 
@@ -144,7 +140,7 @@ class AcceleratorDiscovery {
     if (!kfd) return;
     kfd_ = std::move(kfd.value());
     kfd_gpus_ = map_kfd_gpus(kfd_, [this](const PciAddress& addr) {
-      const auto node = builder_.find("pci/" + addr.to_string());
+      const auto node = builder_.find(node_id::pci(addr.to_string()));
       if (!node) return false;
       const auto* f = builder_.node(*node).get_if<PciFunctionInfo>();
       return f != nullptr && is_amd_gpu_class(*f);
@@ -161,7 +157,7 @@ class AcceleratorDiscovery {
       kfd = &it->second;
     }
     const bool amd_ready =
-        f.vendor_id == kVendorAmd && (kfd != nullptr || root_.exists(f.sysfs_path + "/drm"));
+        f.vendor_id == pci_vendor::kAmd && (kfd != nullptr || root_.exists(f.sysfs_path + "/drm"));
     const auto classified = classify(f, amd_ready);
     if (!classified) return;
 
@@ -181,10 +177,10 @@ class AcceleratorDiscovery {
       default:
         break;  // NVIDIA identity comes from NVML
     }
-    const std::string prefix =
-        classified->kind == NodeKind::kNvSwitch ? "nvswitch/" : "accelerator/";
-    auto added =
-        builder_.add(classified->kind, prefix + f.address.to_string(), index, std::move(info));
+    const std::string id = classified->kind == NodeKind::kNvSwitch
+                               ? node_id::nvswitch(f.address)
+                               : node_id::accelerator(f.address);
+    auto added = builder_.add(classified->kind, id, index, std::move(info));
     if (!added) ctx_.warn(added.error());
   }
 

@@ -5,11 +5,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/accelerator_probe.hpp>
 #include <nodetopo/probes/cpu_numa_probe.hpp>
 #include <nodetopo/probes/discovery.hpp>
 #include <nodetopo/probes/kfd_probe.hpp>
-#include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/net_probe.hpp>
 #include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/pci_probe.hpp>

@@ -1,4 +1,4 @@
-#include <nodetopo/probes/log.hpp>
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/probe.hpp>
 
 namespace nodetopo::probes {

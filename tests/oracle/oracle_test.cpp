@@ -14,13 +14,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/probes/discovery.hpp>
-#include <nodetopo/probes/log.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/relations.hpp>
 
+#include "discover.hpp"
 #include "oracle_tools.hpp"
 #include "test_support.hpp"
 
@@ -148,7 +149,7 @@ class CaptureOracle : public ::testing::TestWithParam<std::string> {
   probes::Discovery discover() const {
     auto root = probes::SysRoot::open(root_);
     EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().describe());
-    return probes::discover(root.value());
+    return ::nodetopo::test::discover(root.value());
   }
 
   // Compares PCI parents with lstopo, minus what hwloc is known to drop (asserted).
@@ -520,7 +521,7 @@ TEST(SyntheticVmd, NestedRootBusMatchesLspci) {
 
   auto sys_root = probes::SysRoot::open(root);
   ASSERT_TRUE(sys_root.ok()) << sys_root.error().describe();
-  const probes::Discovery d = probes::discover(sys_root.value());
+  const probes::Discovery d = ::nodetopo::test::discover(sys_root.value());
   EXPECT_EQ(diff_parents(model_pci_parents(d.topology), "model", lspci.pci, "lspci"), "");
   for (const ProbeReport& r : d.reports) {
     if (r.probe == "pci") {

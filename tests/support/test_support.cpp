@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "spawn/spawn.hpp"
+
 extern char** environ;
 
 namespace nodetopo::test {
@@ -88,68 +90,10 @@ std::string read_file(const fs::path& path) {
 
 CommandResult run_command(const std::vector<std::string>& argv,
                           const std::vector<std::string>& env) {
-  std::array<int, 2> out_pipe{};
-  std::array<int, 2> err_pipe{};
-  if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0 || ::pipe2(err_pipe.data(), O_CLOEXEC) != 0) {
-    throw std::runtime_error("pipe failed");
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e)
-    env_strings.emplace_back(*e);
-  for (const std::string& extra : env) {
-    const std::string name = extra.substr(0, extra.find('=') + 1);
-    std::erase_if(env_strings, [&](const std::string& s) { return s.starts_with(name); });
-    env_strings.push_back(extra);
-  }
-  std::vector<char*> envp;
-  for (std::string& s : env_strings)
-    envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (std::string& s : args)
-    argp.push_back(s.data());
-  argp.push_back(nullptr);
-
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, argp[0], &actions, nullptr, argp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  CommandResult result;
-  if (rc != 0) {
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    result.err = "cannot start " + argv.front();
-    return result;
-  }
-  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
-  std::array<std::string*, 2> sinks{&result.out, &result.err};
-  int open_fds = 2;
-  std::array<char, 65536> buf{};
-  while (open_fds > 0) {
-    if (::poll(fds.data(), fds.size(), -1) < 0) break;
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t n = ::read(fds[i].fd, buf.data(), buf.size());
-      if (n <= 0) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      } else {
-        sinks[i]->append(buf.data(), static_cast<std::size_t>(n));
-      }
-    }
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  spawn::ChildOptions options;
+  options.env = env;
+  spawn::ChildResult child = spawn::run(argv, options);
+  return CommandResult{child.exit_code, std::move(child.out), std::move(child.err)};
 }
 
 std::string compare_golden(const std::string& name, const std::string& actual) {

@@ -44,6 +44,25 @@ const builtin = {
   "v1/Node": Node,
 };
 
+// The kinds of the deployment manifests (packaging/kubernetes), loaded the same way.
+const deploymentKinds = {
+  "v1/Namespace": "kubernetes-models/v1/Namespace",
+  "v1/ServiceAccount": "kubernetes-models/v1/ServiceAccount",
+  "v1/ConfigMap": "kubernetes-models/v1/ConfigMap",
+  "v1/Secret": "kubernetes-models/v1/Secret",
+  "apps/v1/DaemonSet": "kubernetes-models/apps/v1/DaemonSet",
+  "rbac.authorization.k8s.io/v1/ClusterRole": "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole",
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding",
+  "rbac.authorization.k8s.io/v1/Role": "kubernetes-models/rbac.authorization.k8s.io/v1/Role",
+  "rbac.authorization.k8s.io/v1/RoleBinding": "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding",
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy": "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding": "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding",
+};
+for (const [id, module] of Object.entries(deploymentKinds)) {
+  const kind = id.slice(id.lastIndexOf("/") + 1);
+  builtin[id] = (await import(module))[kind];
+}
+
 const stringMap = { type: "object", additionalProperties: { type: "string" } };
 const intOrString = { anyOf: [{ type: "integer" }, { type: "string", pattern: "^[0-9]+(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$" }] };
 

@@ -1,7 +1,7 @@
 #include <array>
 #include <cstdio>
 
-#include <nodetopo/topology/hex.hpp>
+#include <nodetopo/base/hex.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 namespace nodetopo {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include <nodetopo/topology/ids.hpp>
 #include <nodetopo/topology/relations.hpp>
 
 namespace nodetopo {
@@ -209,7 +210,7 @@ CpuSet RelationIndex::cpu_affinity(NodeIndex node) const {
     if (!f->local_cpus.empty()) return f->local_cpus;
   }
   if (const auto numa = numa_affinity(node)) {
-    if (const auto idx = topo_.find("numa/" + std::to_string(*numa))) {
+    if (const auto idx = topo_.find(node_id::numa(*numa))) {
       return topo_.node(*idx).as<NumaInfo>().cpus;
     }
   }

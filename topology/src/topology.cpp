@@ -2,6 +2,7 @@
 #include <cctype>
 #include <tuple>
 
+#include <nodetopo/topology/ids.hpp>
 #include <nodetopo/topology/topology.hpp>
 
 namespace nodetopo {
@@ -141,8 +142,8 @@ std::optional<std::uint32_t> Topology::numa_of(NodeIndex index) const {
 }
 
 std::optional<std::int64_t> Topology::numa_distance(std::uint32_t from, std::uint32_t to) const {
-  const auto a = find("numa/" + std::to_string(from));
-  const auto b = find("numa/" + std::to_string(to));
+  const auto a = find(node_id::numa(from));
+  const auto b = find(node_id::numa(to));
   if (!a || !b) return std::nullopt;
   for (const Link& link : links_) {
     if (link.kind == LinkKind::kNumaDistance && link.from == *a && link.to == *b) {

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <nodetopo/exporters/json_model.hpp>
-#include <nodetopo/exporters/sinks.hpp>
 #include <nodetopo/exporters/text_tree.hpp>
 
 #include "test_support.hpp"
@@ -375,47 +374,6 @@ TEST(FormatBytes, RoundingUpCarriesIntoTheNextUnit) {
   EXPECT_EQ(format_bytes(1073741823), "1 GiB");  // 1023.999 MiB
   EXPECT_EQ(format_bytes(2047), "2 KiB");        // 1.999 KiB
   EXPECT_EQ(format_bytes(1024 * 1024 - 52), "1023.9 KiB") << "only a full carry changes unit";
-}
-
-// ---------------------------------------------------------------------------------------------
-// sinks
-
-TEST(WriteFileAtomic, WritesAndReplaces) {
-  test::TempDir dir;
-  const fs::path file = dir.path() / "out.json";
-  ASSERT_TRUE(write_file_atomic(file, "first\n").ok());
-  EXPECT_EQ(test::read_file(file), "first\n");
-  ASSERT_TRUE(write_file_atomic(file, "second").ok());
-  EXPECT_EQ(test::read_file(file), "second");
-  EXPECT_EQ((fs::status(file).permissions() & fs::perms::all),
-            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                fs::perms::others_read);
-  std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
-    ++entries;
-  EXPECT_EQ(entries, 1U) << "no temporary file is left behind";
-}
-
-TEST(WriteFileAtomic, MissingDirectoryFailsNamingIt) {
-  test::TempDir dir;
-  const fs::path file = dir.path() / "missing" / "out.json";
-  const Result<void> r = write_file_atomic(file, "x");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().describe().find((dir.path() / "missing").string()), std::string::npos)
-      << r.error().describe();
-  EXPECT_FALSE(fs::exists(dir.path() / "missing"));
-}
-
-TEST(WriteFileAtomic, TargetThatIsADirectoryFailsAndCleansUp) {
-  test::TempDir dir;
-  fs::create_directories(dir.path() / "out.json");
-  const Result<void> r = write_file_atomic(dir.path() / "out.json", "x");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().describe().find("out.json"), std::string::npos) << r.error().describe();
-  std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
-    ++entries;
-  EXPECT_EQ(entries, 1U) << "the temporary file is removed on failure";
 }
 
 }  // namespace

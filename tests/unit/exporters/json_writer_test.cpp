@@ -2,7 +2,7 @@
 // byte value at every position of strings that span the writer's 4- and 8-byte words, escapes,
 // invalid UTF-8, strings longer than its staging buffer, nesting deeper than its indentation
 // table, literal keys, keys checked at run time and pre-escaped literals, in random documents.
-#include "json_writer.hpp"
+#include "views/json_writer.hpp"
 
 #include <cstdint>
 #include <limits>

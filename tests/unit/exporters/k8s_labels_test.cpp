@@ -6,7 +6,7 @@
 #include <nodetopo/exporters/node_labels.hpp>
 #include <nodetopo/topology/shape.hpp>
 
-#include "k8s_test_topology.hpp"
+#include "test_topologies.hpp"
 
 namespace nodetopo::exporters {
 namespace {

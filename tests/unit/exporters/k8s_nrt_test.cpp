@@ -3,7 +3,7 @@
 
 #include <nodetopo/exporters/nrt.hpp>
 
-#include "k8s_test_topology.hpp"
+#include "test_topologies.hpp"
 
 namespace nodetopo::exporters {
 namespace {

@@ -13,7 +13,7 @@
 #include <nodetopo/exporters/resource_slices.hpp>
 #include <nodetopo/exporters/yaml_emit.hpp>
 
-#include "k8s_test_topology.hpp"
+#include "test_topologies.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <nodetopo/exporters/slice_validator.hpp>
 #include <nodetopo/topology/relations.hpp>
 
-#include "k8s_test_topology.hpp"
 #include "test_support.hpp"
+#include "test_topologies.hpp"
 
 namespace nodetopo::exporters::dra {
 namespace {

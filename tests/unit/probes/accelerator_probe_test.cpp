@@ -6,6 +6,7 @@
 #include <nodetopo/probes/accelerator_probe.hpp>
 
 #include "devices_fake_host.hpp"
+#include "discover.hpp"
 
 namespace nodetopo::test {
 namespace {
@@ -147,7 +148,7 @@ TEST(AcceleratorCaptures, GpusWithoutVendorFilesAreNotClassified) {
   auto root = probes::SysRoot::open(captures_dir() / "hwloc/nvidiagpunumanodes",
                                     probes::SysRoot::Liveness::kCapture);
   ASSERT_TRUE(root);
-  const auto d = probes::discover(root.value());
+  const auto d = ::nodetopo::test::discover(root.value());
   EXPECT_THAT(d.topology.nodes_of_kind(NodeKind::kAccelerator), IsEmpty());
   const auto functions = d.topology.nodes_of_kind(NodeKind::kPciDevice);
   ASSERT_EQ(functions.size(), 6U);

@@ -12,6 +12,8 @@
 #include <nodetopo/probes/pci_probe.hpp>
 #include <nodetopo/probes/rdma_probe.hpp>
 
+#include "discover.hpp"
+
 namespace nodetopo::test {
 
 namespace fs = std::filesystem;
@@ -143,7 +145,7 @@ std::vector<std::unique_ptr<probes::Probe>> device_probes() {
 
 probes::Discovery run(const probes::SysRoot& root,
                       const std::vector<std::unique_ptr<probes::Probe>>& probes) {
-  return probes::run_probes(root, probes, probes::ProbeOptions{});
+  return ::nodetopo::test::run_probes(root, probes, probes::ProbeOptions{});
 }
 
 const ProbeReport& report_of(const probes::Discovery& discovery, std::string_view name) {

@@ -8,6 +8,7 @@
 #include <nodetopo/probes/net_probe.hpp>
 
 #include "devices_fake_host.hpp"
+#include "discover.hpp"
 
 namespace nodetopo::test {
 namespace {
@@ -249,7 +250,7 @@ probes::Discovery discover_capture(const std::string& name) {
   auto root =
       probes::SysRoot::open(captures_dir() / "hwloc" / name, probes::SysRoot::Liveness::kCapture);
   if (!root) throw std::runtime_error(root.error().describe());
-  return probes::discover(root.value());
+  return ::nodetopo::test::discover(root.value());
 }
 
 std::vector<Placed> placed_of_kind(const Topology& topo, NodeKind kind) {

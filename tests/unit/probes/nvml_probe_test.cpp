@@ -17,8 +17,9 @@
 #include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
 
+#include "discover.hpp"
+#include "nvml/nvml_library.hpp"
 #include "nvml_fake_host.hpp"
-#include "nvml_library.hpp"
 
 namespace nodetopo::test {
 namespace {
@@ -72,7 +73,7 @@ Discovery run(const FakeHost& host, const ProbeOptions& options,
   list.push_back(std::make_unique<probes::NvmlProbe>());
   for (auto& p : extra)
     list.push_back(std::move(p));
-  return probes::run_probes(root.value(), list, options);
+  return ::nodetopo::test::run_probes(root.value(), list, options);
 }
 
 const Node& node(const Topology& t, const std::string& id) {
@@ -606,7 +607,7 @@ TEST(NvmlProbe, DiscoverRunsItAsTheNvmlProbeOfTheDefaultList) {
   host.set_fixture(hgx_h100(host));
   auto root = SysRoot::open(host.root(), SysRoot::Liveness::kCapture);
   ASSERT_TRUE(root);
-  const Discovery d = probes::discover(root.value(), with_mock());
+  const Discovery d = ::nodetopo::test::discover(root.value(), with_mock());
   const ProbeReport& r = report_of(d, "nvml");
   EXPECT_EQ(r.status, ProbeStatus::kOk) << r.error;
   EXPECT_EQ(report_of(d, "cpu").status, ProbeStatus::kOk) << report_of(d, "cpu").error;
@@ -617,7 +618,7 @@ TEST(NvmlProbe, DiscoverRunsItAsTheNvmlProbeOfTheDefaultList) {
   EXPECT_EQ(d.topology.nodes_of_kind(NodeKind::kNvSwitch).size(), 4u);
 
   // Without a library on this non-live root: unavailable, the same tree otherwise.
-  const Discovery plain = probes::discover(root.value(), ProbeOptions{});
+  const Discovery plain = ::nodetopo::test::discover(root.value(), ProbeOptions{});
   EXPECT_EQ(report_of(plain, "nvml").status, ProbeStatus::kUnavailable);
   EXPECT_EQ(report_of(plain, "cpu").status, ProbeStatus::kOk);
   EXPECT_EQ(report_of(plain, "pci").status, ProbeStatus::kOk);
@@ -630,10 +631,10 @@ TEST(NvmlProbe, RepeatedDiscoveriesInOneProcessReadTheCurrentFixture) {
   host.set_fixture(f);
   auto root = SysRoot::open(host.root(), SysRoot::Liveness::kCapture);
   ASSERT_TRUE(root);
-  EXPECT_EQ(nvlinks(probes::discover(root.value(), with_mock()).topology).size(), 32u);
+  EXPECT_EQ(nvlinks(::nodetopo::test::discover(root.value(), with_mock()).topology).size(), 32u);
   f["devices"][0]["nvlinks"] = nlohmann::json::array();
   host.set_fixture(f);
-  EXPECT_EQ(nvlinks(probes::discover(root.value(), with_mock()).topology).size(), 28u);
+  EXPECT_EQ(nvlinks(::nodetopo::test::discover(root.value(), with_mock()).topology).size(), 28u);
 }
 
 // ---- The mock's fixture parser -----------------------------------------------------------------

@@ -1,5 +1,5 @@
 // Conversions of NVML answers (private helpers of the NVML probe).
-#include "nvml_text.hpp"
+#include "nvml/nvml_text.hpp"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // Where a PCI function sits, from the text of its bus/pci/devices link and its device path.
-#include "pci_device_path.hpp"
+#include "pci/pci_device_path.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "devices_fake_host.hpp"
+#include "discover.hpp"
 
 namespace nodetopo::test {
 namespace {
@@ -112,7 +113,7 @@ probes::Discovery discover_capture(const std::string& name) {
   auto root =
       probes::SysRoot::open(captures_dir() / "hwloc" / name, probes::SysRoot::Liveness::kCapture);
   if (!root) throw std::runtime_error(root.error().describe());
-  return probes::discover(root.value());
+  return ::nodetopo::test::discover(root.value());
 }
 
 TEST(RdmaCaptures, ConnectX3OnNumaNode1WithItsIpoibInterface) {

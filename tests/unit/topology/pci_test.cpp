@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <nodetopo/topology/error.hpp>
-#include <nodetopo/topology/hex.hpp>
+#include <nodetopo/base/error.hpp>
+#include <nodetopo/base/hex.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 namespace nodetopo {

@@ -9,7 +9,7 @@
 
 #include <nodetopo/topology/relations.hpp>
 
-#include "../exporters/k8s_test_topology.hpp"
+#include "test_topologies.hpp"
 
 namespace nodetopo {
 namespace {

@@ -9,7 +9,7 @@
 #include <sdbus-c++/sdbus-c++.h>
 #include <systemd/sd-event.h>
 
-#include <nodetopo/probes/log.hpp>
+#include <nodetopo/base/log.hpp>
 
 #include "../snapshot_source.hpp"
 

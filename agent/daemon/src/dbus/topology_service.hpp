@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/daemon/sink.hpp>
-#include <nodetopo/topology/error.hpp>
 
 struct sd_event;
 

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
-#include <nodetopo/probes/log.hpp>
+#include <nodetopo/base/log.hpp>
 
 namespace nodetopo::daemon {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 struct sd_event;
 

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <nodetopo/exporters/sinks.hpp>
-#include <nodetopo/probes/log.hpp>
+#include <nodetopo/base/atomic_file.hpp>
+#include <nodetopo/base/log.hpp>
 
 #include "../snapshot_source.hpp"
 

@@ -10,8 +10,8 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/daemon/uevent_source.hpp>
-#include <nodetopo/probes/log.hpp>
 
 namespace nodetopo::daemon {
 

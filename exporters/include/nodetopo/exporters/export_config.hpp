@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::exporters {
 
@@ -48,8 +48,9 @@ struct ExportConfig {
   std::optional<SharingConfig> sharing;  ///< absent: the file says nothing about sharing
 };
 
-/// Parses the YAML text of the settings file. Unknown keys, wrong types and out-of-range values
-/// are errors naming `source` and the key.
+/// Parses the YAML text of the settings file with base's strict reader (nodetopo/base/
+/// yaml_reader.hpp). Unknown or duplicate keys, wrong types and out-of-range values are errors
+/// naming `source`, the line and the key ("line 3: sharing.cores: must be between 1 and 10000").
 Result<ExportConfig> parse_export_config(std::string_view text, std::string_view source);
 
 }  // namespace nodetopo::exporters

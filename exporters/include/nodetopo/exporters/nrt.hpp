@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/topology/topology.hpp>
 
 namespace nodetopo::exporters {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <nodetopo/exporters/resource_slices.hpp>
+#include <nodetopo/exporters/dra_types.hpp>
 
 namespace nodetopo::exporters::dra {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/mock/profile.hpp>
-#include <nodetopo/topology/error.hpp>
 
 namespace nodetopo::mock {
 

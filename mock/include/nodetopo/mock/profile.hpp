@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 namespace nodetopo::mock {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/mock/profile.hpp>
-#include <nodetopo/topology/error.hpp>
 
 namespace nodetopo::mock {
 

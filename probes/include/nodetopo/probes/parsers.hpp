@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/topology/cpu_set.hpp>
-#include <nodetopo/topology/error.hpp>
 #include <nodetopo/topology/pci.hpp>
 
 namespace nodetopo::probes {

@@ -1,20 +1,29 @@
 // The Probe interface and the context a probe runs in.
 //
-// A probe discovers one subsystem and adds what it found to the TopologyBuilder. Rules (DESIGN §4):
-// a missing optional file drops one attribute; a malformed device is skipped with one warning;
-// only an unreadable subsystem root makes discover() return an error. The runner catches errors
-// and exceptions per probe, so one failing probe never stops the others.
+// A probe discovers one subsystem and adds what it found to the TopologyBuilder. Rules
+// (docs/ARCHITECTURE.md, "Data flow"):
+// - a missing optional file drops one attribute; a malformed device is skipped with one warning;
+//   only an unreadable subsystem root makes discover() return an error;
+// - the runner catches errors and exceptions per probe, so one failing probe never stops the
+//   others;
+// - every host file is opened through the SysRoot (ctx.root()), never by path;
+// - the process environment is never written by a probe: what libraries read from it (hwloc's
+//   HWLOC_FSROOT, a drop-in NVML's fixture) is written once by main, before any thread starts,
+//   with write_process_environment() (nodetopo/probes/environment.hpp); a probe checks it and
+//   fails naming the variable when it does not match its root. Where a library has an API for a
+//   setting (hwloc's component blacklist), the probe uses the API instead.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/diagnostics.hpp>
-#include <nodetopo/topology/error.hpp>
 #include <nodetopo/topology/topology.hpp>
 
 namespace spdlog {
@@ -37,6 +46,10 @@ struct ProbeOptions {
   /// Library to dlopen for NVML. Empty: "libnvidia-ml.so.1", and only on a live root.
   /// A mock library given here is used on any root.
   std::string nvml_library;
+  /// Variables the NVML library reads from the environment, which must hold these values when
+  /// the probes run (the mock library's NODETOPO_MOCK_NVML_FIXTURE). The NVML probe checks them;
+  /// write_process_environment() writes them.
+  std::vector<std::pair<std::string, std::string>> library_environment;
 };
 
 /// What a probe gets to work with. One context per probe run.

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::probes {
 

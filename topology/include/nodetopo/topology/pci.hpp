@@ -10,6 +10,15 @@
 
 namespace nodetopo {
 
+/// PCI vendor ids the code branches on, in one place (the PCI-SIG's assignments, as in pci.ids).
+namespace pci_vendor {
+inline constexpr std::uint16_t kIntel = 0x8086;
+inline constexpr std::uint16_t kNvidia = 0x10de;
+inline constexpr std::uint16_t kAmd = 0x1002;
+inline constexpr std::uint16_t kMellanox = 0x15b3;  ///< NVIDIA networking (ConnectX, BlueField)
+inline constexpr std::uint16_t kHabana = 0x1da3;    ///< Intel Gaudi
+}  // namespace pci_vendor
+
 /// A PCI function address (domain:bus:device.function). Domains may be 32-bit (VMD, Hyper-V).
 struct PciAddress {
   std::uint32_t domain = 0;

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include <nodetopo/base/sha256.hpp>  // sha256_hex, for callers of the fingerprint
 #include <nodetopo/topology/topology.hpp>
 
 namespace nodetopo {
@@ -30,8 +31,5 @@ struct ShapeFingerprint {
 
 /// Computes the shape of a frozen topology. Deterministic.
 ShapeFingerprint compute_shape(const Topology& topology);
-
-/// SHA-256 of `data` as 64 lower-case hex digits (FIPS 180-4).
-std::string sha256_hex(std::string_view data);
 
 }  // namespace nodetopo

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/topology/link.hpp>
 #include <nodetopo/topology/node.hpp>
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::daemon {
 

@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/daemon/uevent_source.hpp>
-#include <nodetopo/topology/error.hpp>
 
 namespace nodetopo::daemon {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 struct sd_event;
 

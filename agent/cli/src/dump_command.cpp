@@ -1,0 +1,60 @@
+// `topo dump`: one-shot discovery printed as a tree (like lstopo) or as the JSON model.
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include <nodetopo/cli/command_output.hpp>
+#include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/from_agent.hpp>
+#include <nodetopo/cli/host_options.hpp>
+#include <nodetopo/core/render.hpp>
+#include <nodetopo/daemon/agent_client.hpp>
+
+namespace nodetopo::cli {
+
+namespace {
+
+struct DumpOptions {
+  core::HostSource source;
+  FromAgent from_agent;
+  std::string format = "text";
+  std::string output;
+};
+
+int run_dump(DumpOptions& opts) {
+  if (opts.from_agent.enabled) {
+    auto doc = daemon::fetch_agent_document(opts.from_agent.bus, "dump", opts.format);
+    if (!doc) return fail("dump", doc.error().describe());
+    return emit("dump", opts.output, doc.value());
+  }
+  auto host = opts.source.open();
+  if (!host) return fail("dump", host.error().describe());
+  // Still the only thread: the one place the environment is written (probes/probe.hpp).
+  core::write_process_environment(*host);
+  auto snapshot = core::take_snapshot(*host, {.node_name = {}, .with_digest = false});
+  if (!snapshot) return fail("dump", snapshot.error().describe());
+  auto doc = core::render(*snapshot, core::DocumentKind::kDump, opts.format);
+  if (!doc) return fail("dump", doc.error().describe());
+  return emit("dump", opts.output, *doc);
+}
+
+}  // namespace
+
+void register_dump_command(CLI::App& app, CommandRunner& runner) {
+  auto opts = std::make_shared<DumpOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "dump",
+      "Discover the host once and print its topology: tree (text), model (json) or picture (dot)");
+  add_host_options(*cmd, opts->source.spec());
+  cmd->add_option("--format", opts->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "dot"}))
+      ->capture_default_str();
+  cmd->add_option("--output,-o", opts->output,
+                  "Write to FILE (atomically: temporary file + rename) instead of stdout")
+      ->type_name("FILE");
+  opts->from_agent.add_options(*cmd);
+  cmd->callback([&runner, opts] { runner = [opts] { return run_dump(*opts); }; });
+}
+
+}  // namespace nodetopo::cli

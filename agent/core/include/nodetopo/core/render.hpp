@@ -1,0 +1,66 @@
+// The documents a snapshot renders to: every output of `topo dump`, `topo matrix` and
+// `topo export`, byte for byte. The renderers themselves are the pure exporters; this adds the
+// choice between them and the settings that come from the snapshot (driver, sharing, node name).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nodetopo/base/error.hpp>
+#include <nodetopo/core/snapshot.hpp>
+#include <nodetopo/exporters/dra_types.hpp>
+
+namespace nodetopo::core {
+
+/// What to render.
+enum class DocumentKind {
+  kDump,            ///< formats text (tree), json (the model), dot (Graphviz)
+  kMatrix,          ///< text, json: the accelerator/NIC relation matrix
+  kResourceSlices,  ///< yaml, json: DRA ResourceSlices (resource.k8s.io/v1)
+  kLabels,          ///< plain, nfd (feature file), nodefeature (YAML object), patch (merge patch)
+  kNrt,             ///< yaml, json: NodeResourceTopology (topology.node.k8s.io/v1alpha2)
+  kShape,           ///< text, json: the shape fingerprint and the description it hashes
+};
+
+/// "dump", "matrix", "resourceslices", "labels", "nrt", "shape".
+std::string_view to_string(DocumentKind kind);
+
+/// The formats `kind` accepts, the first being its default.
+const std::vector<std::string_view>& formats_of(DocumentKind kind);
+
+/// Settings of one rendering; the defaults are those of the command line.
+struct RenderOptions {
+  // resourceslices
+  std::string node_uid;  ///< adds the ownerReference to the Node when set
+  std::string driver;    ///< empty: the settings file's, else "nodetopo.dev"
+  std::string k8s_version = "1.34";
+  std::string sharing;          ///< "none" | "consumable" | "partitionable"; empty: settings
+  std::int64_t generation = 1;  ///< pool.generation
+  // labels
+  std::string expiry;      ///< RFC 3339 time, --format nfd only
+  std::string name_space;  ///< namespace of the NodeFeature object
+};
+
+/// Checks `format` and the options that can be checked without a snapshot (an unknown format,
+/// an --expiry for a format that has none, a malformed time), so a command can refuse them before
+/// discovering anything. The message is the one render() gives.
+[[nodiscard]] Result<void> check_render(DocumentKind kind, std::string_view format,
+                                        const RenderOptions& options = {});
+
+/// Renders `snapshot` as `kind` in `format`. Pure: no I/O, same snapshot and options give the
+/// same bytes. Errors: the checks above, the snapshot's settings error for the Kubernetes kinds,
+/// its node-name error for kinds that name the node, and the exporters' own (invalid labels,
+/// slices over the API's limits).
+[[nodiscard]] Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind,
+                                         std::string_view format,
+                                         const RenderOptions& options = {});
+
+/// The ResourceSlices `render(snapshot, kResourceSlices, …)` prints, as values: what
+/// `topo fit` and the publisher start from, so that what they reason about and what is published
+/// cannot drift apart. Fails as render() does for this kind.
+[[nodiscard]] Result<std::vector<exporters::dra::ResourceSlice>> build_slices(
+    const NodeSnapshot& snapshot, const RenderOptions& options = {});
+
+}  // namespace nodetopo::core

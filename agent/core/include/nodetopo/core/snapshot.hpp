@@ -1,0 +1,55 @@
+// One discovery of an opened host, as a value: what the CLI renders once and the agent takes
+// again on every refresh, comparing digests to know whether anything changed.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nodetopo/base/error.hpp>
+#include <nodetopo/core/host_source.hpp>
+#include <nodetopo/exporters/export_config.hpp>
+#include <nodetopo/probes/discovery.hpp>
+
+namespace nodetopo::core {
+
+/// What take_snapshot() needs besides the host.
+struct SnapshotOptions {
+  /// The node name given on the command line (--node). Empty: $NODE_NAME (the DaemonSet sets it
+  /// from the downward API), else the host's hostname (proc/sys/kernel/hostname, etc/hostname
+  /// under the root), lower-cased, as the kubelet derives it.
+  std::string node_name;
+  /// Whether to compute NodeSnapshot::digest (one JSON rendering and SHA-256 of it, about a tenth
+  /// of a discovery on a 64-GPU host). A one-shot command that prints once turns it off.
+  bool with_digest = true;
+};
+
+/// Everything known about the node after one discovery.
+struct NodeSnapshot {
+  /// The frozen topology and one report per probe.
+  probes::Discovery discovery;
+  /// The node's export settings (etc/nodetopo/export.yaml under the root); defaults when the
+  /// file is absent. When it is present but unreadable or invalid, `export_config_error` says
+  /// why, and rendering a Kubernetes kind fails with it (the tree and the matrix do not need it).
+  exporters::ExportConfig export_config;
+  std::optional<Error> export_config_error;
+  /// The node name, or empty with `node_error` saying why it could not be told (rendering a kind
+  /// that names the node then fails with that message).
+  std::string node_name;
+  std::string node_error;
+  /// SHA-256 (64 hex digits) of the canonical JSON model, the bytes of `topo dump --format json`
+  /// (topology and probe reports). Two snapshots with equal digests render equal documents of
+  /// every kind, given equal settings and node name: a daemon that sees the same digest writes
+  /// nothing. Empty when SnapshotOptions::with_digest was false.
+  std::string digest;
+
+  [[nodiscard]] const Topology& topology() const { return discovery.topology; }
+};
+
+/// Discovers `host` (every probe, probes::discover), reads its settings, resolves the node name
+/// and computes the digest. Fails only when the host cannot be read at all; a failing probe is a
+/// report inside the snapshot, settings and node-name problems are recorded in it (see above).
+/// Thread-compatible: one snapshot at a time per host.
+[[nodiscard]] Result<NodeSnapshot> take_snapshot(const OpenedHost& host,
+                                                 const SnapshotOptions& options = {});
+
+}  // namespace nodetopo::core

@@ -1,0 +1,86 @@
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
+#include <nodetopo/base/sha256.hpp>
+#include <nodetopo/core/snapshot.hpp>
+#include <nodetopo/exporters/json_model.hpp>
+#include <nodetopo/exporters/k8s_names.hpp>
+
+namespace nodetopo::core {
+
+namespace {
+
+std::string trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return std::isspace(c) == 0; };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+// The node name as the kubelet derives it when not told otherwise: --node, then NODE_NAME (the
+// DaemonSet sets it from the downward API), then the host's hostname, lower-cased.
+void resolve_node_name(const std::string& flag, const probes::SysRoot& root, NodeSnapshot& snap) {
+  std::string name = flag;
+  if (name.empty()) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): a read; the environment is written only by main
+    if (const char* env = std::getenv("NODE_NAME"); env != nullptr && *env != '\0') {
+      name = env;
+    }
+  }
+  if (name.empty()) {
+    for (const char* file : {"proc/sys/kernel/hostname", "etc/hostname"}) {
+      if (auto text = root.read_file(file, 4096)) {
+        name = trim(text.value());
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (!name.empty()) break;
+      }
+    }
+  }
+  if (name.empty()) {
+    snap.node_error =
+        "cannot tell the node name: pass --node NAME or set NODE_NAME (the root has no "
+        "proc/sys/kernel/hostname or etc/hostname)";
+    return;
+  }
+  if (std::string why = exporters::k8s::check_dns_subdomain(name, 253); !why.empty()) {
+    snap.node_error = "node name: " + why;
+    return;
+  }
+  snap.node_name = name;
+}
+
+// The settings file under the root; absent means defaults.
+void read_export_config(const probes::SysRoot& root, NodeSnapshot& snap) {
+  const std::string path(exporters::kExportConfigPath);
+  if (!root.exists(path)) return;
+  auto text = root.read_file(path);
+  if (!text) {
+    snap.export_config_error = text.error();
+    return;
+  }
+  auto config = exporters::parse_export_config(text.value(), root.host_path(path));
+  if (!config) {
+    snap.export_config_error = config.error();
+    return;
+  }
+  snap.export_config = std::move(config.value());
+}
+
+}  // namespace
+
+Result<NodeSnapshot> take_snapshot(const OpenedHost& host, const SnapshotOptions& options) {
+  NodeSnapshot snap;
+  snap.discovery = probes::discover(host.root(), host.probe_options());
+  read_export_config(host.root(), snap);
+  resolve_node_name(options.node_name, host.root(), snap);
+  if (options.with_digest) {
+    snap.digest =
+        sha256_hex(exporters::render_json_model(snap.discovery.topology, snap.discovery.reports));
+  }
+  return snap;
+}
+
+}  // namespace nodetopo::core

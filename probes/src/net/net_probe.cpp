@@ -1,0 +1,137 @@
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include <nodetopo/probes/net_probe.hpp>
+#include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/topology/ids.hpp>
+
+#include "net/net_class_device.hpp"
+
+namespace nodetopo::probes {
+
+namespace {
+
+constexpr std::string_view kNetDir = "sys/class/net";
+
+// The kernel prints SPEED_UNKNOWN as -1; some older drivers printed it unsigned (u16 or u32).
+constexpr std::int64_t kSpeedUnknownU16 = 0xffff;
+constexpr std::int64_t kSpeedUnknownU32 = 0xffffffff;
+
+std::optional<std::uint64_t> parse_speed(ProbeContext& ctx, const std::string& rel,
+                                         const std::string& text) {
+  if (text.empty()) return std::nullopt;  // what captures hold for a link that was down
+  auto value = parse_int(text);
+  if (!value) {
+    ctx.warn(value.error().message + " (speed ignored)", ctx.root().host_path(rel));
+    return std::nullopt;
+  }
+  if (*value <= 0 || *value == kSpeedUnknownU16 || *value == kSpeedUnknownU32) return std::nullopt;
+  return static_cast<std::uint64_t>(*value);
+}
+
+void read_attributes(ProbeContext& ctx, const ClassDevice& located, NetDeviceInfo& info) {
+  const std::string& dir = located.dir;
+  const auto at = [&dir](std::string_view attr) { return dir + "/" + std::string(attr); };
+  if (auto mac = read_optional_attr(ctx, at("address"))) info.mac = std::move(*mac);
+  if (auto mtu = read_optional_attr(ctx, at("mtu"))) {
+    auto value = parse_uint(*mtu);
+    if (value && *value <= UINT32_MAX) {
+      info.mtu = static_cast<std::uint32_t>(*value);
+    } else {
+      ctx.warn("expected an MTU, got '" + *mtu + "' (mtu ignored)",
+               ctx.root().host_path(at("mtu")));
+    }
+  }
+  // Reading `speed` of a link that is down fails with EINVAL by design: absent, not an error.
+  if (auto speed = read_optional_attr(ctx, at("speed"), /*quiet=*/true)) {
+    info.speed_mbps = parse_speed(ctx, at("speed"), *speed);
+  }
+  if (auto state = read_optional_attr(ctx, at("operstate"))) info.operstate = std::move(*state);
+  if (auto type = read_optional_attr(ctx, at("type"))) {
+    auto value = parse_uint(*type);
+    if (value && *value <= UINT32_MAX) {
+      info.link_type = link_type_name(static_cast<std::uint32_t>(*value));
+    } else {
+      ctx.warn("expected an ARPHRD number, got '" + *type + "' (link type ignored)",
+               ctx.root().host_path(at("type")));
+    }
+  }
+  // Software interfaces have no device, hence no driver: absence is silent. Read beside the
+  // resolved device, whose directory is canonical: one readlink, not one per component.
+  if (located.device_dir.empty()) return;
+  if (auto driver = ctx.root().read_link(located.device_dir + "/driver")) {
+    const std::string& target = driver.value();
+    info.driver = target.substr(target.rfind('/') + 1);
+  }
+}
+
+// Notes, on each VF interface, the interface of its physical function (the PCI probe recorded
+// the VF -> PF relation on the functions; users look for it on the interfaces).
+void link_virtual_functions(TopologyBuilder& builder) {
+  for (NodeIndex net : builder.nodes_of_kind(NodeKind::kNetDevice)) {
+    const NodeIndex parent = builder.node(net).parent;
+    const auto* vf = builder.node(parent).get_if<PciFunctionInfo>();
+    if (vf == nullptr || !vf->physical_function) continue;
+    const auto pf = builder.find(node_id::pci(*vf->physical_function));
+    if (!pf) continue;
+    std::vector<std::string> names;
+    for (NodeIndex child : builder.node(*pf).children) {
+      if (const auto* n = builder.node(child).get_if<NetDeviceInfo>()) names.push_back(n->name);
+    }
+    if (names.empty()) continue;
+    std::sort(names.begin(), names.end(),
+              [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+    builder.node(net).as<NetDeviceInfo>().physical_function_netdev = names.front();
+  }
+}
+
+}  // namespace
+
+std::string link_type_name(std::uint32_t arphrd) {
+  static constexpr std::array<std::pair<std::uint32_t, std::string_view>, 18> kNames{{
+      {1, "ether"},
+      {24, "ieee1394"},
+      {32, "infiniband"},
+      {256, "slip"},
+      {280, "can"},
+      {512, "ppp"},
+      {519, "rawip"},
+      {768, "tunnel"},
+      {769, "tunnel6"},
+      {772, "loopback"},
+      {776, "sit"},
+      {778, "ipgre"},
+      {801, "ieee80211"},
+      {803, "ieee80211_radiotap"},
+      {823, "ip6gre"},
+      {824, "netlink"},
+      {65534, "none"},
+      {65535, "void"},
+  }};
+  for (const auto& [number, name] : kNames) {
+    if (number == arphrd) return std::string(name);
+  }
+  return "arphrd_" + std::to_string(arphrd);
+}
+
+Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+  const SysRoot& root = ctx.root();
+  auto names = list_subsystem(root, kNetDir, "no network interfaces in this root");
+  if (!names) return names.error();
+  for (const std::string& name : names.value()) {
+    auto located = locate_class_device(ctx, builder, kNetDir, name);
+    if (!located) continue;
+    NetDeviceInfo info;
+    info.name = name;
+    if (!located->dir.empty()) read_attributes(ctx, *located, info);
+    info.is_virtual = located->pci_function == kNoNode;
+    const NodeIndex parent = info.is_virtual ? builder.root() : located->pci_function;
+    auto added = builder.add(NodeKind::kNetDevice, node_id::net(name), parent, std::move(info));
+    if (!added) ctx.warn(added.error());
+  }
+  link_virtual_functions(builder);
+  return {};
+}
+
+}  // namespace nodetopo::probes

@@ -1,0 +1,134 @@
+#include <algorithm>
+#include <utility>
+
+#include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/probes/rdma_probe.hpp>
+#include <nodetopo/topology/ids.hpp>
+
+#include "net/net_class_device.hpp"
+
+namespace nodetopo::probes {
+
+namespace {
+
+constexpr std::string_view kRdmaDir = "sys/class/infiniband";
+
+// "4: ACTIVE" -> "ACTIVE"; text without the numeric prefix is kept as it is.
+std::string port_state(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) return text;
+  return std::string(trim(std::string_view(text).substr(colon + 1)));
+}
+
+std::vector<RdmaPort> read_ports(ProbeContext& ctx, const std::string& dir) {
+  std::vector<RdmaPort> ports;
+  const std::string ports_dir = dir + "/ports";
+  auto names = ctx.root().list_dir(ports_dir);
+  if (!names) {
+    if (names.error().code != ErrorCode::kNotFound) ctx.warn(names.error());
+    return ports;
+  }
+  for (const std::string& name : names.value()) {
+    auto number = parse_uint(name);
+    if (!number || *number == 0 || *number > UINT32_MAX) {
+      ctx.warn("skipped: not a port number", ctx.root().host_path(ports_dir + "/" + name));
+      continue;
+    }
+    const std::string port_dir = ports_dir + "/" + name;
+    RdmaPort port;
+    port.number = static_cast<std::uint32_t>(*number);
+    if (auto state = read_optional_attr(ctx, port_dir + "/state")) port.state = port_state(*state);
+    if (auto rate = read_optional_attr(ctx, port_dir + "/rate")) port.rate = std::move(*rate);
+    if (auto layer = read_optional_attr(ctx, port_dir + "/link_layer")) {
+      port.link_layer = std::move(*layer);
+    }
+    // The netdev of GID 0 of a RoCE port. Unused GID entries fail with EINVAL: absent.
+    if (auto ndev = read_optional_attr(ctx, port_dir + "/gid_attrs/ndevs/0", /*quiet=*/true)) {
+      port.netdev = std::move(*ndev);
+    }
+    ports.push_back(std::move(port));
+  }
+  std::sort(ports.begin(), ports.end(),
+            [](const RdmaPort& a, const RdmaPort& b) { return a.number < b.number; });
+  return ports;
+}
+
+// An interface of the RDMA device's PCI function, with what tells its port.
+struct Candidate {
+  std::string name;
+  std::optional<std::uint64_t> port;  // 1-based
+  bool child = false;                 // a VLAN / P_Key child of another interface
+};
+
+Candidate describe_interface(ProbeContext& ctx, const std::string& name) {
+  const SysRoot& root = ctx.root();
+  // Through the interface's own directory (the net probe resolved its class link already): its
+  // attributes then open in one kernel-checked call each.
+  const std::string link = "sys/class/net/" + name;
+  const auto resolved = root.resolve(link);
+  const std::string dir = resolved ? resolved.value() : link;
+  Candidate c;
+  c.name = name;
+  if (auto dev_port = root.read_attr(dir + "/dev_port")) {
+    if (auto v = parse_uint(dev_port.value())) c.port = *v + 1;
+  } else if (auto dev_id = root.read_attr(dir + "/dev_id")) {
+    // Kernels before 3.15 numbered the ports of multi-port devices in dev_id.
+    if (auto v = parse_hex(dev_id.value(), UINT32_MAX)) c.port = *v + 1;
+  }
+  auto iflink = root.read_attr(dir + "/iflink");
+  auto ifindex = root.read_attr(dir + "/ifindex");
+  if (iflink && ifindex) c.child = trim(iflink.value()) != trim(ifindex.value());
+  return c;
+}
+
+// Fills the ports that have no netdev from the interfaces of the same PCI function.
+void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex pci_function,
+                   std::vector<RdmaPort>& ports) {
+  const bool missing =
+      std::any_of(ports.begin(), ports.end(), [](const RdmaPort& p) { return p.netdev.empty(); });
+  if (!missing) return;
+  std::vector<Candidate> candidates;
+  for (NodeIndex child : builder.node(pci_function).children) {
+    if (const auto* net = builder.node(child).get_if<NetDeviceInfo>()) {
+      candidates.push_back(describe_interface(ctx, net->name));
+    }
+  }
+  std::erase_if(candidates, [](const Candidate& c) { return c.child; });
+  for (RdmaPort& port : ports) {
+    if (!port.netdev.empty()) continue;
+    std::vector<const Candidate*> matches;
+    for (const Candidate& c : candidates) {
+      // Without a port attribute an interface can only belong to a single-port device.
+      if (c.port ? *c.port == port.number : ports.size() == 1) matches.push_back(&c);
+    }
+    if (matches.size() == 1) port.netdev = matches.front()->name;
+  }
+}
+
+}  // namespace
+
+Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+  const SysRoot& root = ctx.root();
+  auto names = list_subsystem(root, kRdmaDir, "no RDMA devices in this root");
+  if (!names) return names.error();
+  for (const std::string& name : names.value()) {
+    auto located = locate_class_device(ctx, builder, kRdmaDir, name);
+    if (!located) continue;
+    RdmaDeviceInfo info;
+    info.name = name;
+    if (!located->dir.empty()) {
+      if (auto guid = read_optional_attr(ctx, located->dir + "/node_guid")) {
+        info.node_guid = std::move(*guid);
+      }
+      info.ports = read_ports(ctx, located->dir);
+    }
+    info.is_virtual = located->pci_function == kNoNode;
+    if (!info.is_virtual) match_netdevs(ctx, builder, located->pci_function, info.ports);
+    const NodeIndex parent = info.is_virtual ? builder.root() : located->pci_function;
+    auto added = builder.add(NodeKind::kRdmaDevice, node_id::rdma(name), parent, std::move(info));
+    if (!added) ctx.warn(added.error());
+  }
+  return {};
+}
+
+}  // namespace nodetopo::probes

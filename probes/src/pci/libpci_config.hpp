@@ -1,0 +1,66 @@
+// libpci as the decoder of PCI configuration space that the PCI probe read itself.
+//
+// The probe reads every sysfs file through SysRoot (so nothing leaves a captured root and no file
+// is read twice) and hands the bytes of `config` to libpci as the device's config cache: libpci
+// then decodes the header and walks the capability list without opening any file. Its fatal
+// error handler is replaced by one that records messages instead of exiting the process.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nodetopo/base/error.hpp>
+#include <nodetopo/topology/pci.hpp>
+
+struct pci_access;
+
+namespace nodetopo::probes {
+
+/// What the configuration header and capabilities say about one function.
+struct DecodedConfig {
+  int header_type = 0;  ///< 0 device, 1 PCI-to-PCI bridge, 2 CardBus bridge
+  std::uint8_t revision = 0;
+  std::uint16_t subsystem_vendor_id = 0;  ///< type-0 header only
+  std::uint16_t subsystem_device_id = 0;
+  std::optional<std::uint8_t> secondary_bus;    ///< bridges
+  std::optional<std::uint8_t> subordinate_bus;  ///< bridges
+  /// From the PCI Express capability; needs the capability area (256 bytes): unprivileged reads
+  /// of `config` return only the 64-byte header.
+  std::optional<PciePortType> port_type;
+  /// Link Status and Link Capabilities of the PCI Express capability: the registers behind
+  /// sysfs' current_link_* and max_link_* attributes. Unknown (zero) without the capability.
+  PcieLink link_current;
+  PcieLink link_max;
+  /// Whether the subsystem ids were found (type-0 header, or a bridge's SSVID capability).
+  bool subsystem_known = false;
+  std::vector<std::string> problems;  ///< libpci's own messages, if any
+};
+
+class LibpciConfig {
+ public:
+  static Result<LibpciConfig> open();
+  ~LibpciConfig();
+  LibpciConfig(LibpciConfig&& other) noexcept;
+  LibpciConfig& operator=(LibpciConfig&& other) noexcept;
+  LibpciConfig(const LibpciConfig&) = delete;
+  LibpciConfig& operator=(const LibpciConfig&) = delete;
+
+  /// Decodes `config` (at least the 64-byte header; the caller checks). Capabilities are walked
+  /// only when the 256-byte standard configuration space is present.
+  [[nodiscard]] DecodedConfig decode(const PciAddress& address,
+                                     std::span<const std::uint8_t> config);
+
+ private:
+  explicit LibpciConfig(pci_access* access) : access_(access) {}
+  pci_access* access_ = nullptr;
+};
+
+/// Bytes of the standard header: below this, `config` is truncated.
+inline constexpr std::size_t kPciConfigHeaderSize = 64;
+/// Bytes of the standard configuration space, where the capability list lives.
+inline constexpr std::size_t kPciConfigStandardSize = 256;
+
+}  // namespace nodetopo::probes

@@ -1,0 +1,281 @@
+#include "pci/pci_function_reader.hpp"
+
+#include <algorithm>
+#include <span>
+
+#include <nodetopo/probes/parsers.hpp>
+
+namespace nodetopo::probes {
+
+namespace {
+
+// Whether a function is a bridge that forwards to a secondary bus (its children nest below it).
+bool is_bridge(const std::optional<DecodedConfig>& config, std::uint32_t class_code) {
+  if (config) return config->header_type == 1 || config->header_type == 2;
+  // Without config space (some captures have none), fall back to the class code: PCI-to-PCI
+  // bridge, semi-transparent bridge.
+  const std::uint32_t cls = class_code >> 8;
+  return cls == 0x0604 || cls == 0x0609;
+}
+
+std::optional<std::uint32_t> narrow(std::optional<std::uint64_t> v) {
+  if (!v || *v > UINT32_MAX) return std::nullopt;
+  return static_cast<std::uint32_t>(*v);
+}
+
+std::string attr_path(const SysRoot& root, const SysDir& dir, std::string_view attr) {
+  return root.host_path(dir.rel() + "/" + std::string(attr));
+}
+
+}  // namespace
+
+std::optional<std::uint32_t> numa_from_cpus(const CpuSet& cpus,
+                                            const std::vector<NumaCpus>& numa_nodes) {
+  if (cpus.empty()) return std::nullopt;
+  std::optional<std::uint32_t> found;
+  for (const NumaCpus& numa : numa_nodes) {
+    if (!numa.cpus.intersects(cpus)) continue;
+    if (found || !cpus.is_subset_of(numa.cpus)) return std::nullopt;
+    found = numa.os_index;
+  }
+  return found;
+}
+
+PciFunctionReader::PciFunctionReader(const SysRoot& root, LibpciConfig libpci,
+                                     const std::vector<NumaCpus>& numa_nodes,
+                                     const std::vector<std::uint32_t>& numa_ids)
+    : root_(root), libpci_(std::move(libpci)), numa_nodes_(numa_nodes), numa_ids_(numa_ids) {}
+
+void PciFunctionReader::warn(std::string message, std::string path) {
+  warnings_->push_back(make_error(ErrorCode::kMalformed, std::move(message), std::move(path)));
+}
+
+// Optional attribute: absent is normal, unreadable drops it with a warning.
+std::optional<std::string> PciFunctionReader::optional_attr(const SysDir& dir,
+                                                            std::string_view attr) {
+  auto value = dir.read_attr(attr);
+  if (value) return std::move(value.value());
+  if (value.error().code == ErrorCode::kNotFound) return std::nullopt;
+  warnings_->push_back(value.error());
+  return std::nullopt;
+}
+
+// config is optional (some captures lack it); shorter than the 64-byte header it is unusable.
+std::optional<std::string> PciFunctionReader::optional_config(const SysDir& dir) {
+  auto bytes = dir.read_file("config", 4096);
+  if (!bytes) {
+    if (bytes.error().code == ErrorCode::kNotFound) return std::nullopt;
+    warnings_->push_back(bytes.error());
+    return std::nullopt;
+  }
+  if (bytes->size() < kPciConfigHeaderSize) {
+    warn("config space truncated (" + std::to_string(bytes->size()) +
+             " bytes, the header has 64): bridge bus numbers and PCIe port type unknown",
+         attr_path(root_, dir, "config"));
+    return std::nullopt;
+  }
+  return std::move(bytes.value());
+}
+
+template <class T>
+std::optional<T> PciFunctionReader::parsed_attr(const SysDir& dir, std::string_view attr,
+                                                Result<T> (*parse)(std::string_view)) {
+  auto text = optional_attr(dir, attr);
+  if (!text) return std::nullopt;
+  auto value = parse(*text);
+  if (!value) {
+    warn(value.error().message + " (attribute ignored)", attr_path(root_, dir, attr));
+    return std::nullopt;
+  }
+  return std::move(value.value());
+}
+
+// A mandatory hex attribute (class, vendor, device): missing, unreadable or malformed is an error
+// naming the file.
+Result<std::uint64_t> PciFunctionReader::read_hex(const SysDir& dir, std::string_view attr,
+                                                  std::uint64_t max) {
+  auto text = dir.read_attr(attr);
+  if (!text) return text.error();
+  auto value = parse_hex(*text, max);
+  if (!value) {
+    return make_error(ErrorCode::kMalformed, value.error().message, attr_path(root_, dir, attr));
+  }
+  return value;
+}
+
+std::optional<std::uint16_t> PciFunctionReader::id_attr(const SysDir& dir, std::string_view attr) {
+  auto v = parsed_attr<std::uint64_t>(
+      dir, attr, +[](std::string_view t) { return parse_hex(t, 0xffff); });
+  if (!v) return std::nullopt;
+  return static_cast<std::uint16_t>(*v);
+}
+
+// The kernel's uevent file holds class, ids and bound driver: one read where the `class`,
+// `vendor`, `device` files and the `driver` link take four. Captures keep it empty (hwloc's
+// gatherer does not copy its content): then, silently, the separate files. A malformed or
+// mismatched one is reported and the separate files are read instead.
+std::optional<PciUevent> PciFunctionReader::optional_uevent(const SysDir& dir,
+                                                            const PciAddress& address) {
+  auto text = dir.read_file("uevent", 4096);
+  if (!text) {
+    if (text.error().code != ErrorCode::kNotFound) warnings_->push_back(text.error());
+    return std::nullopt;
+  }
+  if (trim(*text).empty()) return std::nullopt;
+  auto parsed = parse_pci_uevent(*text);
+  if (!parsed) {
+    warn(parsed.error().message + " (read the class, vendor and device files instead)",
+         attr_path(root_, dir, "uevent"));
+    return std::nullopt;
+  }
+  if (!parsed->slot_name.empty() && parsed->slot_name != address.to_string()) {
+    warn("names PCI function " + parsed->slot_name + ", not " + address.to_string() +
+             " (read the class, vendor and device files instead)",
+         attr_path(root_, dir, "uevent"));
+    return std::nullopt;
+  }
+  return std::move(parsed.value());
+}
+
+// Class code, vendor and device ids, subsystem ids when uevent has them, and the driver. False
+// when the function cannot be placed (class code unreadable): it is skipped with one warning.
+bool PciFunctionReader::read_identity(const SysDir& dir, const PciAddress& address,
+                                      PciFunctionInfo& f) {
+  if (auto uevent = optional_uevent(dir, address)) {
+    f.class_code = uevent->class_code;
+    f.vendor_id = uevent->vendor_id;
+    f.device_id = uevent->device_id;
+    if (uevent->subsystem_vendor_id && uevent->subsystem_device_id) {
+      f.subsystem_vendor_id = *uevent->subsystem_vendor_id;
+      f.subsystem_device_id = *uevent->subsystem_device_id;
+      subsystem_read_ = true;
+    }
+    f.driver = std::move(uevent->driver);
+    return true;
+  }
+  // One warning per damaged function, naming the file at fault.
+  auto cls = read_hex(dir, "class", 0xffffff);
+  if (!cls) {
+    warn("skipped: class code unreadable: " + cls.error().message, cls.error().path);
+    return false;
+  }
+  f.class_code = static_cast<std::uint32_t>(*cls);
+  auto vendor = read_hex(dir, "vendor", 0xffff);
+  auto device = vendor ? read_hex(dir, "device", 0xffff) : vendor;
+  if (!vendor || !device) {
+    const Error& err = !vendor ? vendor.error() : device.error();
+    warn("vendor/device ids unreadable, reported as 0000:0000: " + err.message, err.path);
+  } else {
+    f.vendor_id = static_cast<std::uint16_t>(*vendor);
+    f.device_id = static_cast<std::uint16_t>(*device);
+  }
+  if (auto driver = dir.read_link("driver")) {
+    const std::string& target = driver.value();
+    f.driver = target.substr(target.rfind('/') + 1);
+  }
+  return true;
+}
+
+PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
+  PciFunctionRead out;
+  warnings_ = &out.warnings;
+  subsystem_read_ = false;
+  std::optional<SysDir> opened;
+  if (e.lexical) {
+    opened = root_.open_canonical_dir(e.sysfs_path);
+    if (!opened) {
+      out.not_canonical = true;
+      return out;
+    }
+  } else {
+    auto dir = root_.open_dir(e.sysfs_path);
+    if (!dir) {
+      warn("skipped: " + dir.error().message, dir.error().path);
+      return out;
+    }
+    opened.emplace(std::move(dir.value()));
+  }
+  const SysDir& dir = *opened;
+  PciFunctionInfo f;
+  f.address = e.address;
+  f.sysfs_path = e.sysfs_path;
+  f.pcie_root = e.pcie_root;
+  if (!read_identity(dir, e.address, f)) return out;
+
+  // Header type, bus numbers, revision and the PCIe port type come from config space, read
+  // once here and decoded by libpci from that buffer.
+  std::optional<DecodedConfig> config;
+  if (auto bytes = optional_config(dir)) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes->data());
+    config = libpci_.decode(e.address, std::span<const std::uint8_t>(data, bytes->size()));
+  }
+  // Config space, when readable, already holds what sysfs also exports as files (revision,
+  // subsystem ids, link state): read those files only when it does not, so that each fact is
+  // read once.
+  if (config) {
+    f.revision = config->revision;
+    f.secondary_bus = config->secondary_bus;
+    f.subordinate_bus = config->subordinate_bus;
+    f.port_type = config->port_type;
+  } else if (auto rev = id_attr(dir, "revision")) {
+    f.revision = static_cast<std::uint8_t>(*rev);
+  }
+  if (config && config->subsystem_known) {
+    f.subsystem_vendor_id = config->subsystem_vendor_id;
+    f.subsystem_device_id = config->subsystem_device_id;
+  } else if (!subsystem_read_) {  // not in uevent either
+    if (auto v = id_attr(dir, "subsystem_vendor")) f.subsystem_vendor_id = *v;
+    if (auto d = id_attr(dir, "subsystem_device")) f.subsystem_device_id = *d;
+  }
+  if (config && config->port_type) {
+    f.link_current = config->link_current;
+    f.link_max = config->link_max;
+  } else {
+    f.link_current.speed_mts =
+        parsed_attr<std::uint32_t>(dir, "current_link_speed", parse_link_speed).value_or(0);
+    f.link_current.width =
+        parsed_attr<std::uint32_t>(dir, "current_link_width", parse_link_width).value_or(0);
+    f.link_max.speed_mts =
+        parsed_attr<std::uint32_t>(dir, "max_link_speed", parse_link_speed).value_or(0);
+    f.link_max.width =
+        parsed_attr<std::uint32_t>(dir, "max_link_width", parse_link_width).value_or(0);
+  }
+
+  if (auto cpus = parsed_attr<CpuSet>(dir, "local_cpulist", parse_cpulist)) {
+    f.local_cpus = std::move(*cpus);
+  } else if (auto mask = parsed_attr<CpuSet>(dir, "local_cpus", parse_cpumask)) {
+    f.local_cpus = std::move(*mask);  // kernels and captures without the list form
+  }
+  auto numa = parsed_attr<std::optional<std::uint32_t>>(dir, "numa_node", parse_numa_node);
+  if (numa && *numa && !numa_ids_.empty() &&
+      std::find(numa_ids_.begin(), numa_ids_.end(), **numa) == numa_ids_.end()) {
+    // A node the platform does not have (a damaged capture): never published as a dangling
+    // reference.
+    warn("names NUMA node " + std::to_string(**numa) +
+             ", which this machine does not have (attribute ignored)",
+         attr_path(root_, dir, "numa_node"));
+    numa.reset();
+  }
+  if (numa && *numa) {
+    f.numa_node = *numa;
+  } else {
+    // numa_node -1 (VMs, single-socket boards, some BIOSes): derive it from the CPUs.
+    f.numa_node = numa_from_cpus(f.local_cpus, numa_nodes_);
+  }
+  f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_totalvfs", parse_uint));
+  if (f.sriov_total_vfs) {
+    f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_numvfs", parse_uint));
+  }
+  if (auto physfn = dir.read_link("physfn")) {
+    const std::string& target = physfn.value();
+    if (auto pf = parse_pci_address(target.substr(target.rfind('/') + 1))) {
+      f.is_virtual_function = true;
+      f.physical_function = *pf;
+    }
+  }
+  out.bridge = is_bridge(config, f.class_code);
+  out.info = std::move(f);
+  return out;
+}
+
+}  // namespace nodetopo::probes

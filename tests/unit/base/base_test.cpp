@@ -1,0 +1,195 @@
+// base: errors and their context chain, the JSON escaper, key=value log fields, the strict YAML
+// reader, SHA-256 (FIPS 180-4 vectors) and atomic file writes.
+#include <cerrno>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <nodetopo/base/atomic_file.hpp>
+#include <nodetopo/base/error.hpp>
+#include <nodetopo/base/json_escape.hpp>
+#include <nodetopo/base/log.hpp>
+#include <nodetopo/base/sha256.hpp>
+#include <nodetopo/base/yaml_reader.hpp>
+
+#include "test_support.hpp"
+
+namespace nodetopo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// errors
+
+TEST(Error, DescribeWithoutContextIsPathAndMessage) {
+  EXPECT_EQ(make_error(ErrorCode::kIo, "boom", "sys/x").describe(), "sys/x: boom");
+  EXPECT_EQ(make_error(ErrorCode::kIo, "boom").describe(), "boom");
+}
+
+TEST(Error, ContextChainPrintsOutermostFirst) {
+  Error e = make_error(ErrorCode::kInvalid, "409 Conflict", "resourceslices/node-a");
+  e.with_context("updating the slice").with_context("publishing ResourceSlices");
+  EXPECT_EQ(
+      e.describe(),
+      "publishing ResourceSlices <- updating the slice <- resourceslices/node-a: 409 Conflict");
+}
+
+TEST(Error, ErrnoKeepsTheNumberAndClassifies) {
+  const Error missing = errno_error(ENOENT, "cannot open", "etc/x");
+  EXPECT_EQ(missing.code, ErrorCode::kNotFound);
+  EXPECT_EQ(missing.sys_errno, ENOENT);
+  EXPECT_FALSE(missing.retryable());
+  EXPECT_NE(missing.describe().find("etc/x: cannot open: "), std::string::npos);
+  EXPECT_EQ(errno_error(EACCES, "x").code, ErrorCode::kPermission);
+  EXPECT_EQ(errno_error(ELOOP, "x").code, ErrorCode::kSymlinkLoop);
+  EXPECT_EQ(errno_error(EAGAIN, "x").error_class, ErrorClass::kTransient);
+  EXPECT_TRUE(errno_error(EINTR, "x").retryable());
+  EXPECT_EQ(errno_error(EIO, "x").code, ErrorCode::kIo);
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON escaping
+
+std::string escaped(std::string_view text) {
+  std::string out;
+  json::append_string(out, text);
+  return out;
+}
+
+TEST(JsonEscape, MatchesNlohmannOnEveryKindOfString) {
+  const std::string cases[] = {"plain",
+                               "",
+                               "quote\" and \\",
+                               "tab\tnl\n\b\f\r",
+                               "\x01\x1f\x7f",
+                               "caf\xc3\xa9",
+                               "bad \xff byte",
+                               "cut \xe2\x82",
+                               "\xe0\x80 overlong"};
+  for (const std::string& text : cases) {
+    EXPECT_EQ(escaped(text),
+              nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+        << text;
+  }
+}
+
+TEST(JsonEscape, InvalidUtf8BecomesReplacementCharacter) {
+  EXPECT_EQ(escaped("a\xff"
+                    "b"),
+            "\"a\xef\xbf\xbd"
+            "b\"");
+  EXPECT_TRUE(nlohmann::json::accept(escaped("\xc3")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// log fields
+
+TEST(LogFields, PlainValuesBareOthersQuoted) {
+  EXPECT_EQ(log_fields({{"probe", "pci"}, {"path", "sys/bus/pci/devices/0000:00:01.0"}}),
+            "probe=pci path=sys/bus/pci/devices/0000:00:01.0");
+  EXPECT_EQ(log_fields({{"msg", "two words"}, {"empty", ""}, {"q", "a\"b"}}),
+            "msg=\"two words\" empty=\"\" q=\"a\\\"b\"");
+}
+
+// ---------------------------------------------------------------------------------------------
+// strict YAML
+
+TEST(YamlReader, UnknownAndDuplicateKeysNameTheLine) {
+  {
+    yaml::Reader r("f.yaml", "settings");
+    const YAML::Node root = YAML::Load("a: 1\nb: 2\n");
+    yaml::Fields f(r, root, "");
+    EXPECT_EQ(yaml::read_uint(r, f.take("a"), "a", 10), 1U);
+    f.done();
+    ASSERT_TRUE(r.failed());
+    EXPECT_EQ(r.error().describe(), "f.yaml: line 2: b: unknown key (expected one of: a)");
+  }
+  {
+    yaml::Reader r("f.yaml");
+    const YAML::Node root = YAML::Load("a: 1\na: 2\n");
+    yaml::Fields f(r, root, "");
+    ASSERT_TRUE(r.failed());
+    EXPECT_NE(r.error().describe().find("line 2: a: duplicate key"), std::string::npos);
+  }
+}
+
+TEST(YamlReader, TopLevelOfTheWrongTypeUsesTheDocumentName) {
+  yaml::Reader r("f.yaml", "settings");
+  const YAML::Node root = YAML::Load("[1, 2]");
+  yaml::Fields f(r, root, "");
+  ASSERT_TRUE(r.failed());
+  EXPECT_NE(r.error().describe().find("settings: expected a mapping"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SHA-256
+
+TEST(Sha256, FipsVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, PaddingBoundariesMatchSha256sum) {
+  const std::pair<std::size_t, const char*> cases[] = {
+      {55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"},
+      {56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"},
+      {63, "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34"},
+      {64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"},
+      {65, "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0"},
+      {119, "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb"},
+      {120, "2f3d335432c70b580af0e8e1b3674a7c020d683aa5f73aaaedfdc55af904c21c"}};
+  for (const auto& [n, hex] : cases) {
+    EXPECT_EQ(sha256_hex(std::string(n, 'a')), hex) << n << " bytes";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// atomic files
+
+TEST(WriteFileAtomic, WritesAndReplaces) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "out.json";
+  ASSERT_TRUE(write_file_atomic(file, "first\n").ok());
+  EXPECT_EQ(test::read_file(file), "first\n");
+  ASSERT_TRUE(write_file_atomic(file, "second").ok());
+  EXPECT_EQ(test::read_file(file), "second");
+  EXPECT_EQ((fs::status(file).permissions() & fs::perms::all),
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                fs::perms::others_read);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
+    ++entries;
+  EXPECT_EQ(entries, 1U) << "no temporary file is left behind";
+}
+
+TEST(WriteFileAtomic, MissingDirectoryFailsNamingIt) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "missing" / "out.json";
+  const Result<void> r = write_file_atomic(file, "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().describe().find((dir.path() / "missing").string()), std::string::npos)
+      << r.error().describe();
+  EXPECT_FALSE(fs::exists(dir.path() / "missing"));
+}
+
+TEST(WriteFileAtomic, TargetThatIsADirectoryFailsAndCleansUp) {
+  test::TempDir dir;
+  fs::create_directories(dir.path() / "out.json");
+  const Result<void> r = write_file_atomic(dir.path() / "out.json", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().describe().find("out.json"), std::string::npos) << r.error().describe();
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
+    ++entries;
+  EXPECT_EQ(entries, 1U) << "the temporary file is removed on failure";
+}
+
+}  // namespace
+}  // namespace nodetopo
