@@ -1,9 +1,9 @@
-// The daemon's one door to discovery: open the host once, take snapshots of it.
+// The daemon's one door to discovery: the host, opened once, and snapshots of it (agent/core).
 //
-// Everything the daemon needs from discovery goes through this file, so that moving to
-// agent/core's OpenedHost/NodeSnapshot touches only snapshot_source.{hpp,cpp}. A snapshot holds
-// every document the agent serves, rendered once when it is taken (on the discovery worker), so
-// that D-Bus and HTTP answers are string copies that never wait for a discovery.
+// A snapshot holds every document the agent serves, rendered once by core::render() when it is
+// taken (on the discovery worker), so that D-Bus and HTTP answers are string copies that never
+// wait for a discovery, and so that `--from-agent` prints exactly what the one-shot command
+// prints on the same host.
 #pragma once
 
 #include <chrono>
@@ -12,15 +12,16 @@
 #include <string>
 #include <vector>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/topology/diagnostics.hpp>
-#include <nodetopo/topology/error.hpp>
 
 namespace nodetopo::daemon {
 
 struct Snapshot {
-  /// SHA-256 of the canonical model (JSON model without the probe reports), the node name and
-  /// the export settings: equal digests mean nothing any consumer sees has changed.
+  /// SHA-256 of core's snapshot digest (the JSON model with the probe reports), the node name
+  /// and the documents that depend on the node name and the export settings: equal digests mean
+  /// nothing any consumer sees has changed.
   std::string digest;
   std::string shape;      ///< 12-hex-digit shape fingerprint
   std::string node_name;  ///< empty when it cannot be resolved (see node_error)
@@ -50,9 +51,10 @@ class SnapshotSource {
   [[nodiscard]] virtual std::string describe() const = 0;
 };
 
-/// The source of `config`: a mock profile is built once, here, into a private directory that
-/// lives as long as the source; the mock NVML wiring (the one environment variable) is set here,
-/// before any thread starts.
+/// Opens the host of `config` (core::HostSource: a --mock profile is built here, once, into a
+/// private directory that lives as long as the source) and writes what its discovery needs into
+/// the process environment (core::write_process_environment). Call it from the only thread,
+/// before the discovery worker, the bus or anything else starts a thread.
 Result<std::unique_ptr<SnapshotSource>> open_snapshot_source(const AgentConfig& config);
 
 }  // namespace nodetopo::daemon

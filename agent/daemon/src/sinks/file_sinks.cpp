@@ -31,7 +31,7 @@ class FileSink final : public Sink {
       return;
     }
     if (!same_content(doc->second)) {
-      const Result<void> written = exporters::write_file_atomic(path_, doc->second);
+      const Result<void> written = write_file_atomic(path_, doc->second);
       if (!written) {
         fail(written.error().describe());
         return;
