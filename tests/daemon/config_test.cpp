@@ -78,13 +78,16 @@ log: {level: debug, format: json}
 TEST(AgentConfig, UnknownKeysAreRejectedWithTheirPath) {
   const std::string top = error_of("resync_interval: 5m\n");
   EXPECT_NE(top.find("agent.yaml: line 1"), std::string::npos) << top;
-  EXPECT_NE(top.find("resync_interval: unknown key (accepted here: host_root, node_name, resync, "
-                     "debounce, dbus, http, uevents, sinks, log)"),
+  EXPECT_NE(top.find("resync_interval: unknown key (expected one of: dbus, debounce, host_root, "
+                     "http, log, node_name, resync, sinks, uevents)"),
             std::string::npos)
       << top;
   const std::string nested = error_of("sinks:\n  nfd:\n    pth: /x\n");
   EXPECT_NE(nested.find("line 3: sinks.nfd.pth: unknown key"), std::string::npos) << nested;
-  EXPECT_NE(nested.find("accepted here: enabled, path"), std::string::npos) << nested;
+  EXPECT_NE(nested.find("expected one of: enabled, path"), std::string::npos) << nested;
+  // Duplicate keys are refused too (yaml-cpp alone would keep the first one silently).
+  const std::string twice = error_of("log:\n  level: info\n  level: debug\n");
+  EXPECT_NE(twice.find("line 3: log.level: duplicate key"), std::string::npos) << twice;
 }
 
 TEST(AgentConfig, BadValuesAreRejectedWithTheReason) {

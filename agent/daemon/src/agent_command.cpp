@@ -9,10 +9,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/daemon/agent_command.hpp>
 #include <nodetopo/daemon/config.hpp>
+#include <nodetopo/daemon/logging.hpp>
 #include <nodetopo/daemon/manager.hpp>
-#include <nodetopo/probes/log.hpp>
 
 namespace nodetopo::daemon {
 
@@ -58,8 +59,7 @@ int run_agent(const AgentOptions& opts) {
     config.mock_profile = opts.mock;
     config.host_root.clear();
   }
-  configure_logging(spdlog::level::from_str(config.log_level),
-                    config.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+  configure_agent_logging(config);
 
   ManagerOptions m;
   m.config = std::move(config);

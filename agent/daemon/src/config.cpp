@@ -1,105 +1,44 @@
-// The strict reader of agent.yaml. It is small and local on purpose: mock's Reader/Fields is
-// private to mock/ today and moves to base/ with the house refactor; this file then switches to
-// it without changing what it accepts.
+// agent.yaml, read with base's strict YAML reader (nodetopo/base/yaml_reader.hpp), the one the
+// mock profiles and the export settings use: unknown and duplicate keys are refused and every
+// error names the file, the line and the key path.
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <vector>
 
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
+#include <nodetopo/base/yaml_reader.hpp>
 #include <nodetopo/daemon/config.hpp>
 
 namespace nodetopo::daemon {
 
 namespace {
 
-// Collects the first error; parsing goes on so one pass reports the first fault in file order.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-  void fail(const YAML::Node& node, const std::string& key, const std::string& why) {
-    if (error_) return;
-    std::string where = source_;
-    if (node.IsDefined() && node.Mark().line >= 0) {
-      where += ": line " + std::to_string(node.Mark().line + 1);
-    }
-    error_ = make_error(ErrorCode::kInvalid, key + ": " + why, where);
-  }
-  [[nodiscard]] bool failed() const { return error_.has_value(); }
-  [[nodiscard]] const Error& error() const { return *error_; }
-
- private:
-  std::string source_;
-  std::optional<Error> error_;
-};
-
-// A mapping whose keys are taken one by one; done() rejects what nobody took.
-class Fields {
- public:
-  Fields(Reader& r, const YAML::Node& node, std::string path)
-      : r_(r), node_(node), path_(std::move(path)) {
-    if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
-      r_.fail(node_, path_.empty() ? "(top level)" : path_, "expected a mapping");
-    }
-  }
-  YAML::Node take(const std::string& key) {
-    known_.push_back(key);
-    if (!node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-    return node_[key];
-  }
-  [[nodiscard]] std::string path(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
-  void done() {
-    if (!node_.IsMap()) return;
-    for (const auto& entry : node_) {
-      const std::string key = entry.first.Scalar();
-      if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
-      std::string accepted;
-      for (const auto& k : known_)
-        accepted += (accepted.empty() ? "" : ", ") + k;
-      r_.fail(entry.first, path(key), "unknown key (accepted here: " + accepted + ")");
-      return;
-    }
-  }
-  Reader& reader() { return r_; }
-
- private:
-  Reader& r_;
-  YAML::Node node_;
-  std::string path_;
-  std::vector<std::string> known_;
-};
+using yaml::Fields;
+using yaml::Reader;
 
 bool absent(const YAML::Node& n) {
-  return !n.IsDefined() || n.IsNull();
+  return yaml::is_absent(n);
 }
 
 std::optional<std::string> read_string(Fields& f, const std::string& key) {
-  YAML::Node n = f.take(key);
-  if (absent(n)) return std::nullopt;
-  if (!n.IsScalar()) {
-    f.reader().fail(n, f.path(key), "expected a string");
-    return std::nullopt;
-  }
-  return n.Scalar();
+  return yaml::read_string(f.reader(), f.take(key), f.path(key));
 }
 
+// Only `true` and `false`: the config is written by hand and reviewed, and YAML 1.1's yes/no/on
+// are the values people misread.
 std::optional<bool> read_bool(Fields& f, const std::string& key) {
   YAML::Node n = f.take(key);
-  if (absent(n)) return std::nullopt;
-  if (n.IsScalar()) {
-    const std::string& s = n.Scalar();
-    if (s == "true") return true;
-    if (s == "false") return false;
-  }
-  f.reader().fail(n, f.path(key), "expected true or false");
+  auto text = yaml::read_scalar(f.reader(), n, f.path(key), "true or false");
+  if (!text) return std::nullopt;
+  if (*text == "true") return true;
+  if (*text == "false") return false;
+  f.reader().fail(n, f.path(key), "expected true or false, not \"" + *text + "\"");
   return std::nullopt;
 }
 
@@ -232,7 +171,7 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
                       "line " + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg,
                       std::string(source));
   }
-  Reader r{std::string(source)};
+  Reader r{std::string(source), "(top level)"};
   Fields top(r, root, "");
   if (auto v = read_path(top, "host_root")) cfg.host_root = *v;
   if (auto v = read_string(top, "node_name")) cfg.node_name = *v;
@@ -312,7 +251,7 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
     if (auto v = read_choice(f, "level", {"trace", "debug", "info", "warn", "error", "off"})) {
       cfg.log_level = *v;
     }
-    if (auto v = read_choice(f, "format", {"text", "json"})) cfg.log_format = *v;
+    if (auto v = read_choice(f, "format", {"text", "json", "journal"})) cfg.log_format = *v;
     f.done();
   }
   top.done();

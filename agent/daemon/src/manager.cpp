@@ -8,8 +8,9 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include <nodetopo/base/log.hpp>
+#include <nodetopo/daemon/logging.hpp>
 #include <nodetopo/daemon/manager.hpp>
-#include <nodetopo/probes/log.hpp>
 
 #include "dbus/topology_service.hpp"
 #include "degradation.hpp"
@@ -53,10 +54,6 @@ std::uint64_t monotonic_usec() {
 void notify(const std::string& message) {
   const int r = sd_notify(0, message.c_str());
   if (r < 0) component_logger("agent")->debug("sd_notify failed: {}", std::strerror(-r));
-}
-
-spdlog::level::level_enum level_of(const std::string& name) {
-  return spdlog::level::from_str(name);
 }
 
 class ManagerImpl final : public Manager, public TopologyState {
@@ -482,8 +479,7 @@ class ManagerImpl final : public Manager, public TopologyState {
     const bool timing_changed = loaded.resync_interval != config_.resync_interval ||
                                 loaded.resync_jitter != config_.resync_jitter;
     config_ = std::move(loaded);
-    configure_logging(level_of(config_.log_level),
-                      config_.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+    configure_agent_logging(config_);
     if (sinks_changed) {
       build_sinks();
       // The new sinks have not seen the published snapshot yet; files with equal content are

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include <nodetopo/topology/error.hpp>
+#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::daemon {
 
@@ -57,7 +57,7 @@ struct AgentConfig {
   bool dbus_signal_enabled = true;
 
   std::string log_level = "info";
-  std::string log_format = "text";  ///< text | json
+  std::string log_format = "text";  ///< text | json | journal
 
   /// Where the file part came from ("" when only defaults were used), for messages.
   std::string source;
