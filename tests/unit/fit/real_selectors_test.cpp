@@ -15,7 +15,7 @@
 #include <nodetopo/fit/load.hpp>
 #include <nodetopo/fit/selector.hpp>
 
-#include "../exporters/k8s_test_topology.hpp"
+#include "test_topologies.hpp"
 
 namespace nodetopo::fit {
 namespace {
