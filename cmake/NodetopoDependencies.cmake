@@ -9,6 +9,7 @@ find_package(simdjson 3.0 REQUIRED)  # the mock NVML library's fixture parser on
 find_package(CLI11 2.1 REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)
+find_package(CURL 7.77 REQUIRED)  # kube: the API client (CURLOPT_*_BLOB for inline certificates)
 if(NODETOPO_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
