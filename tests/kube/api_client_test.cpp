@@ -26,7 +26,9 @@ kube::ClientOptions fast() {
   return o;
 }
 
-ApiRequest get_node() { return {"GET", "/api/v1/nodes/node-a", "", "", "", "get", "nodes"}; }
+ApiRequest get_node() {
+  return {"GET", "/api/v1/nodes/node-a", "", "", "", "get", "nodes"};
+}
 
 TEST(KubeApiClient, TalksTlsWithTokenAndCountsRequests) {
   FakeApiServer fake;

@@ -1,14 +1,14 @@
 #include "fake_apiserver.hpp"
 
-#include <curl/curl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+
+#include <curl/curl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace nodetopo::test {
 
@@ -16,7 +16,8 @@ namespace {
 
 void sh(const std::string& command) {
   const CommandResult r = run_command({"/bin/sh", "-c", command});
-  if (r.exit_code != 0) throw std::runtime_error("fake API server setup: " + command + ": " + r.err);
+  if (r.exit_code != 0)
+    throw std::runtime_error("fake API server setup: " + command + ": " + r.err);
 }
 
 std::size_t collect(char* data, std::size_t size, std::size_t n, void* user) {
@@ -32,19 +33,29 @@ FakeApiServer::FakeApiServer(FakeOptions options) : options_(std::move(options))
   const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
   sh("cd " + d + " && openssl req -x509 " + ec +
      " -keyout ca.key -out ca.crt -subj /CN=fake-kube-ca -days 2 2>/dev/null"
-     " && openssl req " + ec + " -keyout server.key -out server.csr -subj /CN=kube-apiserver 2>/dev/null"
+     " && openssl req " +
+     ec +
+     " -keyout server.key -out server.csr -subj /CN=kube-apiserver 2>/dev/null"
      " && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext"
      " && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial"
      " -out server.crt -days 2 -extfile server.ext 2>/dev/null"
-     " && openssl req " + ec + " -keyout client.key -out client.csr -subj /CN=system:node:agent 2>/dev/null"
+     " && openssl req " +
+     ec +
+     " -keyout client.key -out client.csr -subj /CN=system:node:agent 2>/dev/null"
      " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial"
      " -out client.crt -days 2 2>/dev/null");
-  std::vector<std::string> args = {NODETOPO_TEST_NODE, KUBE_FAKE_SERVER,
-                                   "--cert", d + "/server.crt",
-                                   "--key", d + "/server.key",
-                                   "--ca", d + "/ca.crt",
-                                   "--version", options_.version,
-                                   "--bookmark-ms", std::to_string(options_.bookmark_ms)};
+  std::vector<std::string> args = {NODETOPO_TEST_NODE,
+                                   KUBE_FAKE_SERVER,
+                                   "--cert",
+                                   d + "/server.crt",
+                                   "--key",
+                                   d + "/server.key",
+                                   "--ca",
+                                   d + "/ca.crt",
+                                   "--version",
+                                   options_.version,
+                                   "--bookmark-ms",
+                                   std::to_string(options_.bookmark_ms)};
   std::string nodes;
   for (const auto& n : options_.nodes)
     nodes += (nodes.empty() ? "" : ",") + n;
@@ -118,11 +129,13 @@ kube::ClientConfig FakeApiServer::client_config_with_token_file(const std::strin
 std::filesystem::path FakeApiServer::write_kubeconfig(const std::string& file_name,
                                                       const std::string& user_yaml) const {
   const auto path = dir() / file_name;
-  write_file(path, "apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n- name: fake\n"
-                   "  cluster:\n    server: " + url() + "\n    certificate-authority: " +
-                       ca_file().string() +
-                       "\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: agent\n"
-                       "    namespace: nodetopo\nusers:\n- name: agent\n  user:\n" + user_yaml);
+  write_file(path,
+             "apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n- name: fake\n"
+             "  cluster:\n    server: " +
+                 url() + "\n    certificate-authority: " + ca_file().string() +
+                 "\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: agent\n"
+                 "    namespace: nodetopo\nusers:\n- name: agent\n  user:\n" +
+                 user_yaml);
   return path;
 }
 

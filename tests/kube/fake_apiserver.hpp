@@ -4,8 +4,6 @@
 // its control endpoints (/_fake/*) for state, faults, tokens, CRDs, wipes and restarts.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sys/types.h>
 
 #include <nodetopo/kube/client_config.hpp>
 

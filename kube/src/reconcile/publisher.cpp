@@ -340,7 +340,13 @@ void Publisher::Impl::run() {
       slices.due = std::min(slices.due, Clock::now());
       continue;
     }
-    auto next = std::min({slices.due, labels.due, nrt.due, rediscover_at_});
+    // Only sinks that have something to do count for the wake-up time.
+    const bool slices_on = config_.publish_slices && docs_->slices;
+    const bool labels_on = docs_->labels && label_mode_ != LabelMode::kNone;
+    const bool nrt_on = config_.publish_nrt && docs_->nrt;
+    const auto never = Clock::time_point::max();
+    auto next = std::min({slices_on ? slices.due : never, labels_on ? labels.due : never,
+                          nrt_on ? nrt.due : never, rediscover_at_});
     if (watching && !slices_.watching()) next = std::min(next, slices_.watch_retry_at());
     const auto now2 = Clock::now();
     if (next > now2) {

@@ -274,7 +274,15 @@ function route(p) {
 async function api(req, res, url) {
   const p = url.pathname;
   const q = url.searchParams;
-  if (p === "/version" || p === "/api" || p === "/apis") return discovery(res, p);
+  if (p === "/version" || p === "/api" || p === "/apis") {
+    const fault = matchFault(req.method, p.slice(1), false);
+    if (fault?.status) return status(res, fault.status, "InternalError", fault.message ?? `injected ${fault.status}`);
+    if (fault?.reset) {
+      req.socket.destroy();
+      return "reset";
+    }
+    return discovery(res, p);
+  }
   const r = route(p);
   if (!r || r.missing || !served(r.resName)) return status(res, 404, "NotFound", "the server could not find the requested resource");
   const { resName, ns, name } = r;
@@ -448,14 +456,14 @@ async function control(req, res, url) {
     return send(res, 200, commit(r, o.metadata.namespace, o, "ADDED"));
   }
   if (p === "/_fake/reset") {
-    // etcd lost: every object and event gone, watches cut, versions start again; the kubelets
-    // register their nodes again (new UIDs).
+    // etcd lost: every object and event gone, watches cut; the history is gone, so a watch from
+    // any earlier version gets 410 Expired and must list again; the kubelets register their
+    // nodes again (new UIDs).
     const nodes = [...store.values()].filter((o) => o.kind === "Node").map((o) => o.metadata.name);
     for (const w of [...watchers]) w.close();
     store = new Map();
     events = [];
-    rv = 1;
-    compactedRv = 0;
+    compactedRv = ++rv;
     for (const n of nodes) addNode(n);
     return send(res, 200, { nodes });
   }
