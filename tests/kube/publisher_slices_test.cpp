@@ -162,10 +162,13 @@ TEST(KubePublisherSlices, DataLossRestartIsRepublishedWithTheNewNodeUid) {
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_dgx()));
   ASSERT_TRUE(eventually([&] { return in_sync(p); }));
-  fake.control("POST", "reset");
-  ASSERT_TRUE(slices_of(fake).empty());
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_dgx()).empty(); }))
-      << pool_problems(fake, make_dgx());
+  const std::string old_uid = slices_of(fake)[0]["metadata"]["uid"];
+  fake.control("POST", "reset");  // the agent may have republished before the next line runs
+  ASSERT_TRUE(eventually([&] {
+    const auto s = slices_of(fake);
+    return s.size() == 1 && s[0]["metadata"]["uid"] != old_uid &&
+           pool_problems(fake, make_dgx()).empty();
+  })) << pool_problems(fake, make_dgx());
   EXPECT_GE(p.status().relists, 1U);
 }
 
