@@ -10,6 +10,9 @@ packages=(
   # libraries the code links
   libhwloc-dev libpci-dev libsdbus-c++-dev libsystemd-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  # kube/: the Kubernetes API client (libcurl multi with OpenSSL); the tests' fake API server
+  # gets its CA and certificates from openssl
+  libcurl4-openssl-dev openssl
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks
@@ -44,7 +47,8 @@ else
 fi
 
 # The independent validator of the Kubernetes objects nodetopo renders (tests/validate) runs on
-# node with the npm package kubernetes-models. Debian's nodejs and npm are installed only when no
+# node with the npm package kubernetes-models; the fake API server of tests/kube
+# (tests/fakes/kube-apiserver) imports the same modules from there. Debian's nodejs and npm are installed only when no
 # node/npm is on the PATH (a NodeSource nodejs already bundles npm and conflicts with Debian's).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if [[ $(id -u) -ne 0 ]]; then
