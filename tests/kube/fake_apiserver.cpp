@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +72,8 @@ FakeApiServer::FakeApiServer(FakeOptions options) : options_(std::move(options))
   if (pipe(out) != 0) throw std::runtime_error("pipe failed");
   pid_ = fork();
   if (pid_ == 0) {
+    // The server must not outlive a crashed test (it would hold the test's output open).
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);

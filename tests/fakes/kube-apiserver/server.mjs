@@ -22,6 +22,8 @@
 //   POST /_fake/apply {object}               store an object as another client would
 //   POST /_fake/reset                        restart with the data lost (nodes re-registered)
 //   GET  /_fake/stats | POST /_fake/stats/reset   request counters, per second
+//   GET  /_fake/summary                      per node: slices, devices, generations
+//   POST /_fake/cut-watches                  every watch connection dropped (an outage)
 import fs from "node:fs";
 import https from "node:https";
 import crypto from "node:crypto";
@@ -466,6 +468,25 @@ async function control(req, res, url) {
     compactedRv = ++rv;
     for (const n of nodes) addNode(n);
     return send(res, 200, { nodes });
+  }
+  if (p === "/_fake/summary") {
+    // Per node: slices, devices and pool generations of the slices (the fleet bench polls this
+    // instead of the whole state).
+    const out = {};
+    for (const [kk, o] of store) {
+      if (!kk.startsWith("resourceslices/")) continue;
+      const n = (out[o.spec.nodeName] ??= { slices: 0, devices: 0, generations: [], counts: [] });
+      n.slices++;
+      n.devices += (o.spec.devices ?? []).length;
+      n.generations.push(o.spec.pool.generation);
+      n.counts.push(o.spec.pool.resourceSliceCount);
+    }
+    return send(res, 200, out);
+  }
+  if (p === "/_fake/cut-watches") {
+    const n = watchers.size;
+    for (const w of [...watchers]) w.close();
+    return send(res, 200, { cut: n });
   }
   if (p === "/_fake/stats" && req.method === "GET") return send(res, 200, { ...stats, now: Date.now(), watchers: watchers.size });
   if (p === "/_fake/stats/reset") {
