@@ -75,6 +75,7 @@ class SliceReconciler {
 
  private:
   void on_event(const Json& event);
+  void handle_event(const Json& event);
   void on_end(long status, const std::string& error);
   std::string field_selector(const std::string& node) const;
 
@@ -86,6 +87,10 @@ class SliceReconciler {
   std::map<std::string, std::string> ours_;  ///< slice name -> resourceVersion we last saw/wrote
   int watch_ = 0;
   bool foreign_change_ = false;
+  /// Events that arrive while sync() waits for its own writes are judged after it, against the
+  /// versions those writes returned (else our own create would look like a foreign change).
+  bool syncing_ = false;
+  std::vector<Json> pending_;
   bool relist_ = false;
   Clock::time_point watch_retry_at_{};
   int watch_failures_ = 0;

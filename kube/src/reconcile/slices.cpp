@@ -80,6 +80,17 @@ std::string SliceReconciler::field_selector(const std::string& node) const {
 
 SyncOutcome SliceReconciler::sync(const std::string& node, const std::vector<Json>& desired_in) {
   node_ = node;
+  syncing_ = true;
+  struct Replay {
+    SliceReconciler& self;
+    ~Replay() {
+      self.syncing_ = false;
+      std::vector<Json> events;
+      events.swap(self.pending_);
+      for (const Json& e : events)
+        self.handle_event(e);
+    }
+  } replay{*this};
   SyncOutcome out;
   const ApiResponse list =
       client_.call({"GET", kSlicesPath, encode_query({{"fieldSelector", field_selector(node)}}), "",
@@ -297,6 +308,14 @@ void SliceReconciler::close_watch() {
 }
 
 void SliceReconciler::on_event(const Json& event) {
+  if (syncing_) {
+    pending_.push_back(event);
+    return;
+  }
+  handle_event(event);
+}
+
+void SliceReconciler::handle_event(const Json& event) {
   if (!event.is_object()) return;
   const std::string type = event.value("type", "");
   const Json& obj = event.contains("object") ? event["object"] : Json();
