@@ -112,6 +112,18 @@ TEST(KubeKubeconfig, ExecPluginAndAuthProviderAreRefusedByName) {
   EXPECT_NE(c.error().describe().find("auth-provider"), std::string::npos);
 }
 
+TEST(KubeKubeconfig, ClusterSettingsLibcurlCannotHonourAreRefused) {
+  TempDir d;
+  for (const std::string extra :
+       {"    proxy-url: http://proxy:3128\n", "    tls-server-name: kubernetes.default\n"}) {
+    write_file(d.path() / "config", kubeconfig("    token: t\n", extra));
+    auto c = load_kubeconfig((d.path() / "config").string());
+    ASSERT_FALSE(c) << extra;
+    EXPECT_NE(c.error().describe().find("not supported"), std::string::npos);
+    EXPECT_NE(c.error().describe().find("cluster \"tenant\""), std::string::npos);
+  }
+}
+
 TEST(KubeKubeconfig, BrokenFilesAreNamed) {
   TempDir d;
   auto c = load_kubeconfig((d.path() / "absent").string());

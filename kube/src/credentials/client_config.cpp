@@ -199,7 +199,15 @@ Result<ClientConfig> load_kubeconfig(const std::string& path, std::string_view c
     c.ca = ca.value();
     c.insecure_skip_tls_verify =
         cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
-    c.tls_server_name = str(cluster, "tls-server-name");
+    if (cluster["tls-server-name"]) {
+      // libcurl cannot verify against another name than the URL's host: refuse rather than fail
+      // later with a confusing certificate error.
+      return make_error(ErrorCode::kInvalid,
+                        "cluster \"" + cluster_name +
+                            "\": tls-server-name is not supported; use a server URL whose host "
+                            "is in the certificate",
+                        path);
+    }
     c.name_space = str(ctx, "namespace");
 
     const std::string user_name = str(ctx, "user");

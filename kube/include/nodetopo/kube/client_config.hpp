@@ -36,9 +36,8 @@ struct ClientConfig {
   std::string token;       ///< bearer token given inline (kubeconfig `token`)
   std::string token_file;  ///< bearer token file, re-read periodically and after a 401
   bool insecure_skip_tls_verify = false;
-  std::string name_space;       ///< the pod's namespace (in-cluster) or the context's namespace
-  std::string origin;           ///< "in-cluster" or "kubeconfig FILE (context C)", for messages
-  std::string tls_server_name;  ///< optional SNI / certificate name override
+  std::string name_space;  ///< the pod's namespace (in-cluster) or the context's namespace
+  std::string origin;      ///< "in-cluster" or "kubeconfig FILE (context C)", for messages
 };
 
 /// In-cluster configuration: $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT, and the token,
