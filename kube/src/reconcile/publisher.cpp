@@ -190,8 +190,12 @@ void Publisher::Impl::run() {
   std::mt19937_64 rng(std::random_device{}());
   if (config_.startup_jitter.count() > 0) {
     // Spread the first requests of a fleet that starts at once (a cluster-wide restart).
+    // update() wakes the client: keep waiting until the drawn time has passed.
     std::uniform_int_distribution<std::int64_t> d(0, config_.startup_jitter.count());
-    client_.wait(Millis(d(rng)));
+    const auto until = Clock::now() + Millis(d(rng));
+    while (!client_.stopped() && Clock::now() < until) {
+      client_.wait(std::chrono::duration_cast<Millis>(until - Clock::now()));
+    }
   }
   Schedule slices;
   Schedule labels;
