@@ -14,6 +14,9 @@ packages=(
   libsdbus-c++-bin libmicrohttpd-dev
   # fit/: CEL matches() and the regex library use RE2
   libre2-dev
+  # kube/: the Kubernetes API client (libcurl multi with OpenSSL); the tests' fake API server
+  # gets its CA and certificates from openssl
+  libcurl4-openssl-dev openssl
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks
@@ -56,7 +59,8 @@ else
 fi
 
 # The independent validator of the Kubernetes objects nodetopo renders (tests/validate) runs on
-# node with the npm package kubernetes-models. Debian's nodejs and npm are installed only when no
+# node with the npm package kubernetes-models; the fake API server of tests/kube
+# (tests/fakes/kube-apiserver) imports the same modules from there. Debian's nodejs and npm are installed only when no
 # node/npm is on the PATH (a NodeSource nodejs already bundles npm and conflicts with Debian's).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if [[ $(id -u) -ne 0 ]]; then
