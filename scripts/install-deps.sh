@@ -20,6 +20,10 @@ packages=(
   graphviz
   # the benchmark counts file-system calls of topo and lstopo with strace
   strace
+  # kubelet/: the DRA kubelet plugin's gRPC services, code generated at build time; the fake
+  # kubelet of tests/kubelet is Python with Debian's grpcio and grpc_tools (protoc)
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio
+  python3-grpc-tools
 )
 
 missing=()

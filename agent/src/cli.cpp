@@ -40,6 +40,7 @@ int run_cli(int argc, char** argv) {
   register_export_command(app, runner);
   register_mock_command(app, runner);
   register_cleanup_command(app, runner);
+  register_kubelet_plugin_command(app, runner);
 
   try {
     app.parse(argc, argv);

@@ -24,6 +24,7 @@ void register_matrix_command(CLI::App& app, CommandRunner& runner);
 void register_export_command(CLI::App& app, CommandRunner& runner);
 void register_mock_command(CLI::App& app, CommandRunner& runner);
 void register_cleanup_command(CLI::App& app, CommandRunner& runner);
+void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner);
 
 /// Parses argv and runs the chosen command; returns the process exit code. Never throws.
 int run_cli(int argc, char** argv);

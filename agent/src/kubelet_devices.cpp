@@ -1,0 +1,110 @@
+// Adapter: discovery (HostSource) -> the exporters' slice devices -> kubelet::NodeDevice, with
+// the device nodes a container needs, read from the same host root.
+#include "kubelet_devices.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include <nodetopo/exporters/export_config.hpp>
+#include <nodetopo/kube/render.hpp>
+
+namespace nodetopo::agent {
+
+namespace {
+
+/// "gpu-0000-1b-00-0" -> "0000:1b:00.0" (the exporters name devices by PCI address).
+std::string bus_id_of(const std::string& name) {
+  const std::size_t dash = name.find('-');
+  std::string a = dash == std::string::npos ? name : name.substr(dash + 1);  // 0000-1b-00-0
+  if (a.size() != 12) return {};
+  return a.substr(0, 4) + ":" + a.substr(5, 2) + ":" + a.substr(8, 2) + "." + a.substr(11, 1);
+}
+
+kubelet::NodeDevice to_node_device(const nlohmann::json& d, const probes::SysRoot& root) {
+  kubelet::NodeDevice n;
+  n.name = d.value("name", "");
+  n.slice_device = d;
+  const std::string type = n.string_attribute("type").value_or("");
+  n.kind = type == "nic"   ? kubelet::DeviceKind::kNic
+           : type == "gpu" ? kubelet::DeviceKind::kGpu
+                           : kubelet::DeviceKind::kAccelerator;
+  n.pci_bus_id = n.string_attribute("resource.kubernetes.io/pciBusID").value_or(bus_id_of(n.name));
+  n.vendor = n.string_attribute("vendor").value_or("");
+  n.uuid = n.string_attribute("uuid").value_or("");
+  n.netdev = n.string_attribute("ifName").value_or("");
+  n.rdma_device = n.string_attribute("rdmaDevice").value_or("");
+  if (n.kind == kubelet::DeviceKind::kNic && !n.rdma_device.empty()) {
+    // The verbs device of the RDMA device, as the rdma-core library finds it.
+    if (auto verbs =
+            root.list_dir("sys/class/infiniband/" + n.rdma_device + "/device/infiniband_verbs")) {
+      std::vector<std::string> names = *verbs;
+      std::sort(names.begin(), names.end());
+      for (const std::string& v : names)
+        if (v.rfind("uverbs", 0) == 0) n.device_nodes.push_back("/dev/infiniband/" + v);
+    }
+    n.device_nodes.push_back("/dev/infiniband/rdma_cm");
+  }
+  return n;
+}
+
+}  // namespace
+
+kubelet::DeviceSource make_kubelet_device_source(const HostSource& source, std::string node,
+                                                 std::string driver) {
+  return [&source, node, driver]() -> Result<kubelet::NodeDevices> {
+    auto discovery = source.discover();
+    if (!discovery) return discovery.error();
+    auto root = source.open();
+    if (!root) return root.error();
+    kube::RenderOptions options;
+    options.node_name = node;
+    options.driver = driver;
+    options.labels = false;
+    options.nrt = false;
+    const std::string settings(exporters::kExportConfigPath);
+    if (root->exists(settings)) {
+      auto text = root->read_file(settings);
+      if (!text) return text.error();
+      auto config = exporters::parse_export_config(*text, root->host_path(settings));
+      if (!config) return config.error();
+      if (config->sharing) options.sharing = *config->sharing;
+    }
+    // A mock host (--mock, or a root built by `topo mock build`) has no device files.
+    const bool mock = source.is_mock() || root->exists("nodetopo-mock");
+    auto topology = std::make_shared<const Topology>(std::move(discovery->topology));
+    kube::ServerInfo newest;
+    newest.major = 1;
+    newest.minor = 36;
+    auto docs = kube::render_documents(*topology, options, newest);
+    if (!docs) return docs.error();
+    kubelet::NodeDevices out;
+    std::map<std::string, int> per_vendor;
+    for (const nlohmann::json& slice : docs->slices.value_or(std::vector<nlohmann::json>{})) {
+      for (const nlohmann::json& d : slice["spec"].value("devices", nlohmann::json::array())) {
+        kubelet::NodeDevice n = to_node_device(d, *root);
+        n.mock = mock;
+        if (n.kind != kubelet::DeviceKind::kNic) {
+          // Device order is PCI order, which is the vendor drivers' minor-number order.
+          const int index = per_vendor[n.vendor]++;
+          n.vendor_index = index;
+          if (n.vendor == "nvidia") {
+            n.device_nodes = {"/dev/nvidia" + std::to_string(index), "/dev/nvidiactl",
+                              "/dev/nvidia-uvm"};
+          } else if (n.vendor == "amd") {
+            n.device_nodes = {"/dev/kfd", "/dev/dri/renderD" + std::to_string(128 + index)};
+          }
+        }
+        out.devices.push_back(std::move(n));
+      }
+    }
+    out.render_slices =
+        [topology, options](const kube::ServerInfo& server) -> Result<std::vector<nlohmann::json>> {
+      auto rendered = kube::render_documents(*topology, options, server);
+      if (!rendered) return rendered.error();
+      return rendered->slices.value_or(std::vector<nlohmann::json>{});
+    };
+    return out;
+  };
+}
+
+}  // namespace nodetopo::agent
