@@ -38,7 +38,7 @@ NodeDevice nic() {
   return d;
 }
 
-TEST(Cdi, RealDevicesGetNodesAndEnvironment) {
+TEST(KubeletCdi, RealDevicesGetNodesAndEnvironment) {
   const auto spec =
       build_claim_spec("nodetopo.dev", "uid-1",
                        {{"g", "n", "gpu-a", "", {}}, {"n", "n", "nic-0000-ce-00-0", "", {}}},
@@ -59,7 +59,7 @@ TEST(Cdi, RealDevicesGetNodesAndEnvironment) {
   EXPECT_EQ(render_spec(spec->spec), render_spec(again->spec));
 }
 
-TEST(Cdi, VendorSpecIsReusedByUuidOrIndex) {
+TEST(KubeletCdi, VendorSpecIsReusedByUuidOrIndex) {
   test::TempDir dir;
   std::ofstream(dir.path() / "nvidia.yaml")
       << "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: GPU-0\n  containerEdits: "
@@ -77,7 +77,7 @@ TEST(Cdi, VendorSpecIsReusedByUuidOrIndex) {
   EXPECT_FALSE(spec->spec["devices"][0]["containerEdits"].contains("deviceNodes"));
 }
 
-TEST(Cdi, ShareCarriesHamiLimits) {
+TEST(KubeletCdi, ShareCarriesHamiLimits) {
   NodeDevice g = gpu("gpu-a", 0);
   g.mock = true;
   const auto spec = build_claim_spec(
@@ -98,14 +98,14 @@ TEST(Cdi, ShareCarriesHamiLimits) {
   EXPECT_NE(std::find(list.begin(), list.end(), "CUDA_DEVICE_MEMORY_LIMIT_0=2048m"), list.end());
 }
 
-TEST(Cdi, MissingDeviceIsNamed) {
+TEST(KubeletCdi, MissingDeviceIsNamed) {
   const auto spec =
       build_claim_spec("nodetopo.dev", "u", {{"g", "n", "gpu-x", "", {}}}, {}, VendorCdiIndex{});
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().message.find("gpu-x"), std::string::npos);
 }
 
-TEST(Config, StrictReaderNamesTheKey) {
+TEST(KubeletConfig, StrictReaderNamesTheKey) {
   test::TempDir dir;
   const auto file = (dir.path() / "p.yaml").string();
   std::ofstream(file) << "driver: x.example.com\npublishPolicy: {gpu: never}\n";

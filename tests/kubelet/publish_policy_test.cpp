@@ -21,7 +21,7 @@ NodeDevice device(const std::string& name, DeviceKind kind, const std::string& b
   return d;
 }
 
-TEST(PublishPolicy, ForeignBusIdsFromStandardAndVendorAttributes) {
+TEST(KubeletPublishPolicy, ForeignBusIdsFromStandardAndVendorAttributes) {
   const std::vector<nlohmann::json> slices = {
       slice("gpu.nvidia.com", "resource.kubernetes.io/pciBusID", "0000:1B:00.0"),
       slice("gpu.nvidia.com", "pciBusID", "0000:43:00.0"),
@@ -32,7 +32,7 @@ TEST(PublishPolicy, ForeignBusIdsFromStandardAndVendorAttributes) {
             (std::set<std::string>{"0000:1b:00.0", "0000:43:00.0", "0000:ce:00.0"}));
 }
 
-TEST(PublishPolicy, AutoSkipsForeignAlwaysKeepsNeverDrops) {
+TEST(KubeletPublishPolicy, AutoSkipsForeignAlwaysKeepsNeverDrops) {
   const std::vector<NodeDevice> devices = {device("gpu-a", DeviceKind::kGpu, "0000:1b:00.0"),
                                            device("gpu-b", DeviceKind::kGpu, "0000:43:00.0"),
                                            device("nic-a", DeviceKind::kNic, "0000:ce:00.0")};
@@ -47,7 +47,7 @@ TEST(PublishPolicy, AutoSkipsForeignAlwaysKeepsNeverDrops) {
   EXPECT_EQ(devices_to_publish(devices, policy, {}), (std::set<std::string>{"gpu-a", "gpu-b"}));
 }
 
-TEST(PublishPolicy, FilterKeepsOnePoolSliceWhenEmpty) {
+TEST(KubeletPublishPolicy, FilterKeepsOnePoolSliceWhenEmpty) {
   const nlohmann::json s = {
       {"spec", {{"driver", "nodetopo.dev"}, {"devices", {{{"name", "a"}}, {{"name", "b"}}}}}}};
   auto kept = filter_slices({s}, {"b"});
@@ -59,7 +59,7 @@ TEST(PublishPolicy, FilterKeepsOnePoolSliceWhenEmpty) {
   EXPECT_TRUE(kept[0]["spec"]["devices"].empty());
 }
 
-TEST(PublishPolicy, ParsesPolicyNames) {
+TEST(KubeletPublishPolicy, ParsesPolicyNames) {
   EXPECT_EQ(*parse_publish_policy("never"), PublishPolicy::kNever);
   EXPECT_FALSE(parse_publish_policy("sometimes").ok());
 }

@@ -59,7 +59,7 @@ class FakeKubelet:
     def __init__(self, registry_dir, driver):
         self.registry_dir = registry_dir
         self.driver = driver
-        self.seen = {}  # socket path -> inode already handled
+        self.seen = {}  # socket path -> identity (inode, ctime) already handled
         self.plugins = {}  # socket path -> PluginInfo
 
     def new_sockets(self):
@@ -74,12 +74,13 @@ class FakeKubelet:
                 st = os.stat(path)
             except FileNotFoundError:
                 continue
-            if not name.endswith(".sock") or self.seen.get(path) == st.st_ino:
+            ident = (st.st_ino, st.st_ctime_ns)  # inode numbers are reused at once
+            if not name.endswith(".sock") or self.seen.get(path) == ident:
                 continue
-            found.append((path, st.st_ino))
+            found.append((path, ident))
         return found
 
-    def wait_for_socket(self, timeout=10.0):
+    def wait_for_socket(self, timeout=30.0):
         """Waits until a socket the kubelet has not handled appears; returns its path."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -95,7 +96,8 @@ class FakeKubelet:
 
     def register(self, path, accept=True, error=""):
         """The plugin watcher's handshake: GetInfo, validate, NotifyRegistrationStatus."""
-        ino = os.stat(path).st_ino
+        st = os.stat(path)
+        ino = (st.st_ino, st.st_ctime_ns)
         with grpc.insecure_channel("unix://" + path) as channel:
             stub = REG_GRPC.RegistrationStub(channel)
             info = stub.GetInfo(REG_PB.InfoRequest(), timeout=5)
