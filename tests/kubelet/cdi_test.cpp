@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nodetopo/kubelet/cdi.hpp>
+#include <nodetopo/kubelet/checkpoint.hpp>
 #include <nodetopo/kubelet/config.hpp>
 
 #include "test_support.hpp"
@@ -121,6 +122,30 @@ TEST(KubeletConfig, StrictReaderNamesTheKey) {
   c = load_plugin_config(file);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("cdiDirr"), std::string::npos);
+}
+
+TEST(KubeletCheckpoint, RoundTripsAndRefusesDamage) {
+  test::TempDir dir;
+  const std::string file = (dir.path() / "checkpoint.json").string();
+  auto empty = load_checkpoint(file);  // absent: nothing prepared yet
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->claims.empty());
+  Checkpoint c;
+  c.claims["uid-1"] =
+      PreparedClaim{"ns",
+                    "claim",
+                    "/cdi/x.json",
+                    {{{"g", "node-a", "gpu-a", "s-1", {{"cores", "30"}}}, {"a=b"}}}};
+  ASSERT_TRUE(save_checkpoint(file, c).ok());
+  auto back = load_checkpoint(file);
+  ASSERT_TRUE(back.ok()) << back.error().describe();
+  ASSERT_EQ(back->claims.count("uid-1"), 1U);
+  EXPECT_EQ(back->claims["uid-1"].devices[0].allocation.share_id, "s-1");
+  EXPECT_EQ(back->claims["uid-1"].devices[0].allocation.consumed.at("cores"), "30");
+  std::ofstream(file) << "{\"version\": 1, \"claims\": {\"u\": {}}}";
+  auto damaged = load_checkpoint(file);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.error().path, file);
 }
 
 }  // namespace

@@ -142,3 +142,36 @@ class FakeKubelet:
                 claims=[pb.Claim(namespace=n, uid=u, name=m) for n, u, m in claims])
             return dict(
                 pb_grpc.DRAPluginStub(channel).NodeUnprepareResources(req, timeout=10).claims)
+
+
+def main():
+    """By hand: register with every plugin socket, then prepare or unprepare one claim.
+
+      fake_kubelet.py --registry DIR [--driver D] [--version v1|v1beta1] \\
+                      {register | prepare NS NAME UID | unprepare NS NAME UID}
+    """
+    import argparse
+    from google.protobuf import json_format
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--registry", required=True, help="the kubelet's plugin registry dir")
+    ap.add_argument("--driver", default="nodetopo.dev")
+    ap.add_argument("--version", default="v1", choices=sorted(DRA))
+    ap.add_argument("action", choices=["register", "prepare", "unprepare"])
+    ap.add_argument("claim", nargs="*", metavar="NS NAME UID")
+    args = ap.parse_args()
+    kubelet = FakeKubelet(args.registry, args.driver)
+    info = kubelet.register(kubelet.wait_for_socket())
+    print(json_format.MessageToJson(info))
+    if args.action == "register":
+        return 0
+    if len(args.claim) != 3:
+        ap.error("prepare and unprepare take NS NAME UID")
+    ns, name, uid = args.claim
+    call = kubelet.prepare if args.action == "prepare" else kubelet.unprepare
+    for claim_uid, resp in call([(ns, uid, name)], version=args.version).items():
+        print(claim_uid, json_format.MessageToJson(resp))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
