@@ -235,7 +235,21 @@ def case_prepare(env):
     env_gpu = spec["devices"][0]["containerEdits"]["env"]
     assert "CUDA_DEVICE_SM_LIMIT=30" in env_gpu, env_gpu
     assert "NODETOPO_GPU_0_SHARE_ID=7f3c0e2a-0000-4000-8000-000000000001" in env_gpu
-    assert any(e.startswith("NODETOPO_GPU_0_UUID=nodetopo-") for e in env_gpu), env_gpu
+    # The device as `topo export resourceslices` publishes it: its UUID and memory.
+    exported = json.loads(subprocess.run(
+        [env.topo, "export", "resourceslices", "--mock", "hami-lab", "--node", NODE,
+         "--format", "json"], check=True, capture_output=True, text=True).stdout)
+    dev = next(d for s in exported["items"] for d in s["spec"]["devices"]
+               if d["name"] == "gpu-0000-01-00-0")
+    assert f"NODETOPO_GPU_0_UUID={dev['attributes']['uuid']['string']}" in env_gpu, env_gpu
+    memory = dev.get("capacity", {}).get("memory", {}).get("value")
+    if memory is not None:  # a core-only share gets the same fraction of the memory
+        units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+        num, unit = (memory[:-2], memory[-2:]) if memory[-2:] in units else (memory, None)
+        mib = int(float(num) * (units[unit] if unit else 1) * 30 / 100 // 2**20)
+        assert f"CUDA_DEVICE_MEMORY_LIMIT_0={mib}m" in env_gpu, (memory, env_gpu)
+    else:
+        assert not any(e.startswith("CUDA_DEVICE_MEMORY_LIMIT") for e in env_gpu), env_gpu
     assert "deviceNodes" not in spec["devices"][0]["containerEdits"]  # a mock GPU: env only
     env_nic = spec["devices"][1]["containerEdits"]["env"]
     assert "NODETOPO_NIC_0_NETDEV=enp66s0np0" in env_nic and \
