@@ -20,7 +20,24 @@ std::string bus_id_of(const std::string& name) {
   return a.substr(0, 4) + ":" + a.substr(5, 2) + ":" + a.substr(8, 2) + "." + a.substr(11, 1);
 }
 
-kubelet::NodeDevice to_node_device(const nlohmann::json& d, const probes::SysRoot& root) {
+/// RDMA device -> its verbs devices ("uverbs3"), as rdma-core finds them: read before discovery,
+/// because discovery removes a mock root once its probes are done.
+std::map<std::string, std::vector<std::string>> verbs_devices(const probes::SysRoot& root) {
+  std::map<std::string, std::vector<std::string>> out;
+  auto rdma = root.list_dir("sys/class/infiniband");
+  if (!rdma) return out;
+  for (const std::string& dev : *rdma) {
+    auto verbs = root.list_dir("sys/class/infiniband/" + dev + "/device/infiniband_verbs");
+    if (!verbs) continue;
+    for (const std::string& v : *verbs)
+      if (v.rfind("uverbs", 0) == 0) out[dev].push_back(v);
+    std::sort(out[dev].begin(), out[dev].end());
+  }
+  return out;
+}
+
+kubelet::NodeDevice to_node_device(const nlohmann::json& d,
+                                   const std::map<std::string, std::vector<std::string>>& verbs) {
   kubelet::NodeDevice n;
   n.name = d.value("name", "");
   n.slice_device = d;
@@ -34,14 +51,9 @@ kubelet::NodeDevice to_node_device(const nlohmann::json& d, const probes::SysRoo
   n.netdev = n.string_attribute("ifName").value_or("");
   n.rdma_device = n.string_attribute("rdmaDevice").value_or("");
   if (n.kind == kubelet::DeviceKind::kNic && !n.rdma_device.empty()) {
-    // The verbs device of the RDMA device, as the rdma-core library finds it.
-    if (auto verbs =
-            root.list_dir("sys/class/infiniband/" + n.rdma_device + "/device/infiniband_verbs")) {
-      std::vector<std::string> names = *verbs;
-      std::sort(names.begin(), names.end());
-      for (const std::string& v : names)
-        if (v.rfind("uverbs", 0) == 0) n.device_nodes.push_back("/dev/infiniband/" + v);
-    }
+    if (auto it = verbs.find(n.rdma_device); it != verbs.end())
+      for (const std::string& v : it->second)
+        n.device_nodes.push_back("/dev/infiniband/" + v);
     n.device_nodes.push_back("/dev/infiniband/rdma_cm");
   }
   return n;
@@ -52,8 +64,8 @@ kubelet::NodeDevice to_node_device(const nlohmann::json& d, const probes::SysRoo
 kubelet::DeviceSource make_kubelet_device_source(const HostSource& source, std::string node,
                                                  std::string driver) {
   return [&source, node, driver]() -> Result<kubelet::NodeDevices> {
-    auto discovery = source.discover();
-    if (!discovery) return discovery.error();
+    // The root first (settings, verbs devices), then discovery on the same root: a mock host
+    // is built once per discovery.
     auto root = source.open();
     if (!root) return root.error();
     kube::RenderOptions options;
@@ -71,6 +83,9 @@ kubelet::DeviceSource make_kubelet_device_source(const HostSource& source, std::
     }
     // A mock host (--mock, or a root built by `topo mock build`) has no device files.
     const bool mock = source.is_mock() || root->exists("nodetopo-mock");
+    const auto verbs = verbs_devices(*root);
+    auto discovery = source.discover();
+    if (!discovery) return discovery.error();
     auto topology = std::make_shared<const Topology>(std::move(discovery->topology));
     kube::ServerInfo newest;
     newest.major = 1;
@@ -81,7 +96,7 @@ kubelet::DeviceSource make_kubelet_device_source(const HostSource& source, std::
     std::map<std::string, int> per_vendor;
     for (const nlohmann::json& slice : docs->slices.value_or(std::vector<nlohmann::json>{})) {
       for (const nlohmann::json& d : slice["spec"].value("devices", nlohmann::json::array())) {
-        kubelet::NodeDevice n = to_node_device(d, *root);
+        kubelet::NodeDevice n = to_node_device(d, verbs);
         n.mock = mock;
         if (n.kind != kubelet::DeviceKind::kNic) {
           // Device order is PCI order, which is the vendor drivers' minor-number order.

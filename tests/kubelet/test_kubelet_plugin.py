@@ -106,7 +106,7 @@ class PluginProc:
         assert rc == 0, f"plugin exited {rc}"
 
 
-def eventually(cond, timeout=8.0, what="condition"):
+def eventually(cond, timeout=30.0, what="condition"):
     deadline = time.time() + timeout
     while time.time() < deadline:
         if cond():
@@ -175,7 +175,7 @@ def case_registration(env):
     assert list(info.supported_versions) == ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
     # A refusal: the plugin offers a fresh socket again, which the kubelet then accepts.
     env.kubelet.register(sock, accept=False, error="test refusal")
-    again = env.kubelet.wait_for_socket(timeout=5)
+    again = env.kubelet.wait_for_socket(timeout=20)
     assert again == sock
     env.kubelet.register(again)
     assert "test refusal" in open(os.path.join(env.tmp, "plugin.log")).read()
@@ -183,7 +183,7 @@ def case_registration(env):
     os.unlink(info.endpoint)
     eventually(lambda: os.path.exists(info.endpoint), what="DRA socket re-created")
     # ... and the registration offered again, since the kubelet dropped the old endpoint.
-    env.kubelet.register(env.kubelet.wait_for_socket(timeout=5))
+    env.kubelet.register(env.kubelet.wait_for_socket(timeout=20))
     os.unlink(sock)
     eventually(lambda: os.path.exists(sock), what="registration socket re-created")
     p.stop()
