@@ -35,6 +35,10 @@ packages=(
   # the unit's verify and security score, the bus policy test's clients, the Debian 12 chroot and
   # the OCI image
   dpkg-dev debhelper lintian help2man systemd python3-dbus python3-gi debootstrap curl buildah
+  # kubelet/: the DRA kubelet plugin's gRPC services, code generated at build time; the fake
+  # kubelet of tests/kubelet is Python with Debian's grpcio and grpc_tools (protoc)
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio
+  python3-grpc-tools
 )
 
 missing=()

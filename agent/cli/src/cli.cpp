@@ -41,6 +41,7 @@ int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra) {
   register_mock_command(app, runner);
   register_fit_command(app, runner);
   register_cleanup_command(app, runner);
+  register_kubelet_plugin_command(app, runner);
   for (CommandRegistrar add : extra)
     add(app, runner);
 

@@ -60,6 +60,8 @@ for (let i = 0; i < argv.length; i++) {
 const resources = {
   nodes: { group: "", version: "v1", kind: "Node", namespaced: false },
   resourceslices: { group: "resource.k8s.io", version: "v1", kind: "ResourceSlice", namespaced: false },
+  // Read by the DRA kubelet plugin (tests/kubelet); tests store them through /_fake/apply.
+  resourceclaims: { group: "resource.k8s.io", version: "v1", kind: "ResourceClaim", namespaced: true },
   nodefeatures: { group: "nfd.k8s-sigs.io", version: "v1alpha1", kind: "NodeFeature", namespaced: true, crd: "nfd" },
   noderesourcetopologies: { group: "topology.node.k8s.io", version: "v1alpha2", kind: "NodeResourceTopology", namespaced: false, crd: "nrt" },
 };
@@ -75,7 +77,7 @@ let stats = { started: Date.now(), counts: {}, perSecond: {} };
 
 const key = (res, ns, name) => `${res}/${ns ?? ""}/${name}`;
 const clone = (o) => JSON.parse(JSON.stringify(o));
-const served = (res) => (res === "resourceslices" ? opt.dra : !resources[res].crd || crds.has(resources[res].crd));
+const served = (res) => (res === "resourceslices" || res === "resourceclaims" ? opt.dra : !resources[res].crd || crds.has(resources[res].crd));
 
 function addNode(name) {
   const obj = { apiVersion: "v1", kind: "Node", metadata: { name, labels: { "kubernetes.io/hostname": name, "team.example.com/owner": "infra" } } };
@@ -138,7 +140,7 @@ function parseSelector(text) {
   return out;
 }
 function selectorAllows(resName, field) {
-  const allowed = { resourceslices: ["metadata.name", "spec.nodeName", "spec.driver"], nodes: ["metadata.name"], nodefeatures: ["metadata.name"], noderesourcetopologies: ["metadata.name"] };
+  const allowed = { resourceslices: ["metadata.name", "spec.nodeName", "spec.driver"], nodes: ["metadata.name"], resourceclaims: ["metadata.name"], nodefeatures: ["metadata.name"], noderesourcetopologies: ["metadata.name"] };
   return allowed[resName].includes(field);
 }
 const matches = (sel, obj) => sel.every((s) => (String(get(obj, s.field) ?? "") === s.value) !== s.neg);
@@ -253,7 +255,7 @@ function discovery(res, p) {
   if (p === "/api") return send(res, 200, { kind: "APIVersions", versions: ["v1"] });
   const groups = [];
   for (const [name, def] of Object.entries(resources)) {
-    if (!def.group || !served(name)) continue;
+    if (!def.group || !served(name) || groups.some((g) => g.name === def.group)) continue;
     const gv = `${def.group}/${def.version}`;
     groups.push({ name: def.group, versions: [{ groupVersion: gv, version: def.version }], preferredVersion: { groupVersion: gv, version: def.version } });
   }

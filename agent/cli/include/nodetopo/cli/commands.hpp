@@ -26,6 +26,7 @@ void register_export_command(CLI::App& app, CommandRunner& runner);
 void register_mock_command(CLI::App& app, CommandRunner& runner);
 void register_fit_command(CLI::App& app, CommandRunner& runner);
 void register_cleanup_command(CLI::App& app, CommandRunner& runner);
+void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner);
 
 /// Registers a subcommand that lives outside this library (`topo agent`, in agent/daemon): main
 /// passes it, so that the CLI does not link the daemon.
