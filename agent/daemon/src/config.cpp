@@ -14,6 +14,7 @@
 
 #include <nodetopo/base/yaml_reader.hpp>
 #include <nodetopo/daemon/config.hpp>
+#include <nodetopo/exporters/k8s_names.hpp>
 
 namespace nodetopo::daemon {
 
@@ -244,6 +245,33 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
     read_sink(f, "nfd", cfg.nfd_enabled, &cfg.nfd_path);
     read_sink(f, "json", cfg.json_enabled, &cfg.json_path);
     read_sink(f, "dbus", cfg.dbus_signal_enabled, nullptr);
+    f.done();
+  }
+  {
+    Fields f(r, top.take("kubernetes"), "kubernetes");
+    AgentConfig::Kubernetes& k = cfg.kubernetes;
+    if (auto v = read_bool(f, "enabled")) k.enabled = *v;
+    if (auto v = read_path(f, "kubeconfig")) k.kubeconfig = *v;
+    if (auto v = read_string(f, "context")) k.context = *v;
+    YAML::Node driver = f.take("driver");
+    if (auto v = read_string(f, "driver")) {
+      if (std::string why = exporters::k8s::check_dns_subdomain(*v, 63); !why.empty()) {
+        r.fail(driver, "kubernetes.driver", why);
+      }
+      k.driver = *v;
+    }
+    if (auto v = read_choice(f, "labels", {"auto", "nodefeature", "node", "none"})) k.labels = *v;
+    if (auto v = read_bool(f, "slices")) k.slices = *v;
+    if (auto v = read_bool(f, "nrt")) k.nrt = *v;
+    YAML::Node ns = f.take("nodefeature_namespace");
+    if (auto v = read_string(f, "nodefeature_namespace")) {
+      if (!v->empty()) {
+        if (std::string why = exporters::k8s::check_dns_label(*v); !why.empty()) {
+          r.fail(ns, "kubernetes.nodefeature_namespace", why);
+        }
+      }
+      k.nodefeature_namespace = *v;
+    }
     f.done();
   }
   {

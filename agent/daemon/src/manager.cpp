@@ -18,6 +18,7 @@
 #include "http/http_server.hpp"
 #include "http/metrics.hpp"
 #include "sinks/file_sinks.hpp"
+#include "sinks/kubernetes_sink.hpp"
 #include "snapshot_source.hpp"
 
 #ifndef NODETOPO_VERSION
@@ -160,6 +161,7 @@ class ManagerImpl final : public Manager, public TopologyState {
     std::vector<std::string> reasons;
     if (!discovery_problem_.empty()) reasons.push_back(discovery_problem_);
     if (!config_problem_.empty()) reasons.push_back(config_problem_);
+    if (!kube_problem_.empty()) reasons.push_back(kube_problem_);
     for (const auto& sink : sinks_) {
       if (!sink->state().ok) {
         reasons.push_back("sink " + std::string(sink->name()) + ": " + sink->state().error);
@@ -212,8 +214,19 @@ class ManagerImpl final : public Manager, public TopologyState {
     // Kept in a fixed order: files first, the signal last, so that a client that reacts to
     // Changed by reading the files finds them written.
     std::vector<std::unique_ptr<Sink>> sinks;
+    kube_problem_.clear();
     if (config_.nfd_enabled) sinks.push_back(make_nfd_sink(config_.nfd_path));
     if (config_.json_enabled) sinks.push_back(make_json_sink(config_.json_path));
+    if (config_.kubernetes.enabled) {
+      // Started here, after open_snapshot_source wrote the environment: it owns a thread.
+      auto kube = make_kubernetes_sink(config_.kubernetes);
+      if (kube) {
+        sinks.push_back(std::move(kube.value()));
+      } else {
+        kube_problem_ = "kubernetes: " + kube.error().describe();
+        log_->error("the Kubernetes publisher cannot start: {}", kube.error().describe());
+      }
+    }
     if (dbus_ && config_.dbus_signal_enabled) sinks.push_back(dbus_->make_signal_sink());
     for (auto& s : sinks)
       s->attach(loop_);
@@ -341,6 +354,7 @@ class ManagerImpl final : public Manager, public TopologyState {
   }
 
   [[nodiscard]] bool sinks_ok() const {
+    if (!kube_problem_.empty()) return false;
     for (const auto& s : sinks_) {
       if (!s->state().ok) return false;
     }
@@ -460,6 +474,14 @@ class ManagerImpl final : public Manager, public TopologyState {
     if (loaded.node_name != config_.node_name) {
       restart += (restart.empty() ? "" : ", ") + std::string("node_name");
     }
+    // The publisher holds credentials and a connection; it is built once, at start.
+    const auto& ka = loaded.kubernetes;
+    const auto& kb = config_.kubernetes;
+    if (ka.enabled != kb.enabled || ka.kubeconfig != kb.kubeconfig || ka.context != kb.context ||
+        ka.driver != kb.driver || ka.labels != kb.labels || ka.slices != kb.slices ||
+        ka.nrt != kb.nrt || ka.nodefeature_namespace != kb.nodefeature_namespace) {
+      restart += (restart.empty() ? "" : ", ") + std::string("kubernetes.*");
+    }
     if (!restart.empty()) {
       log_->warn("config reload: {} take effect only after a restart; running values kept",
                  restart);
@@ -472,6 +494,7 @@ class ManagerImpl final : public Manager, public TopologyState {
     loaded.http_listen = config_.http_listen;
     loaded.uevent_source = config_.uevent_source;
     loaded.uevent_socket = config_.uevent_socket;
+    loaded.kubernetes = config_.kubernetes;
     const bool sinks_changed =
         loaded.nfd_enabled != config_.nfd_enabled || loaded.nfd_path != config_.nfd_path ||
         loaded.json_enabled != config_.json_enabled || loaded.json_path != config_.json_path ||
@@ -521,6 +544,7 @@ class ManagerImpl final : public Manager, public TopologyState {
       for (const auto& s : sinks_) {
         v.sinks.push_back(
             {std::string(s->name()), s->state().ok, s->state().writes, s->state().errors});
+        v.sink_metrics += s->metrics();
       }
       return {200, "text/plain; version=0.0.4; charset=utf-8", render_metrics(metrics_, v)};
     }
@@ -541,6 +565,7 @@ class ManagerImpl final : public Manager, public TopologyState {
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<UeventSource> uevents_;
   std::vector<std::unique_ptr<Sink>> sinks_;
+  std::string kube_problem_;  ///< the Kubernetes sink could not be built (credentials)
 
   std::shared_ptr<const Snapshot> published_;
   std::uint64_t generation_ = 0;

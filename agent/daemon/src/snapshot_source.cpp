@@ -92,6 +92,7 @@ class CoreSnapshotSource final : public SnapshotSource {
     for (std::size_t i = 0; i < t.size(); ++i) {
       ++s.devices[std::string(to_string(t.node(static_cast<NodeIndex>(i)).kind))];
     }
+    s.core = std::make_shared<const core::NodeSnapshot>(std::move(taken.value()));
     s.duration = std::chrono::steady_clock::now() - started;
     return s;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/topology/diagnostics.hpp>
 
@@ -35,6 +36,9 @@ struct Snapshot {
   std::map<std::string, std::size_t> devices;
   std::vector<ProbeReport> reports;
   std::chrono::nanoseconds duration{0};
+  /// The discovery itself, immutable and shared: the Kubernetes sink renders from it on the
+  /// publisher's thread for the server's version (kube::render_documents).
+  std::shared_ptr<const core::NodeSnapshot> core;
 };
 
 /// Kinds and formats the agent serves, as "kind/format" keys of Snapshot::documents.

@@ -158,6 +158,7 @@ std::string render_metrics(const Metrics& m, const MetricsView& v) {
   header(out, "nodetopo_config_reload_failures_total", "counter",
          "Reloads refused because the new config was invalid (the running one is kept).");
   fmt::format_to(w, "nodetopo_config_reload_failures_total {}\n", m.config_reload_failures);
+  out += v.sink_metrics;
   return out;
 }
 

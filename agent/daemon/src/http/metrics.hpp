@@ -56,6 +56,8 @@ struct MetricsView {
     std::uint64_t errors = 0;
   };
   std::vector<SinkRow> sinks;
+  /// The sinks' own metric families (Sink::metrics()), appended as they are.
+  std::string sink_metrics;
 };
 
 std::string render_metrics(const Metrics& metrics, const MetricsView& view);

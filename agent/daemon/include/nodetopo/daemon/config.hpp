@@ -54,6 +54,20 @@ struct AgentConfig {
   std::string nfd_path = "/etc/kubernetes/node-feature-discovery/features.d/nodetopo";
   bool json_enabled = false;
   std::string json_path = "/run/nodetopo/topology.json";
+
+  /// The Kubernetes publisher (kube::Publisher, docs/kube.md): the node's ResourceSlices, its
+  /// labels and its NodeResourceTopology written to the API server. Off by default: a systemd
+  /// node without credentials must not log API errors.
+  struct Kubernetes {
+    bool enabled = false;
+    std::string kubeconfig;  ///< empty: $KUBECONFIG, else the in-cluster service account
+    std::string context;     ///< empty: the kubeconfig's current-context
+    std::string driver = "nodetopo.dev";
+    std::string labels = "auto";  ///< auto | nodefeature | node | none
+    bool slices = true;
+    bool nrt = true;
+    std::string nodefeature_namespace;  ///< empty: the credentials' namespace, else NFD's
+  } kubernetes;
   bool dbus_signal_enabled = true;
 
   std::string log_level = "info";

@@ -1,5 +1,5 @@
 // Sinks: where a published snapshot goes (the NFD feature file, a JSON file, the D-Bus signal;
-// later the Kubernetes API publisher and the kubelet plugin's state).
+// the Kubernetes API publisher).
 //
 // Contract, so that one failing or slow sink never holds up the others:
 // - publish() is called on the loop thread, only for a changed topology (a new generation), and
@@ -44,6 +44,9 @@ class Sink {
   virtual void attach(sd_event* /*loop*/) {}
   virtual void publish(const Publication& publication) = 0;
   [[nodiscard]] virtual const SinkState& state() const = 0;
+  /// Prometheus text of the sink's own metric families (whole families, HELP and TYPE lines
+  /// included), appended to /metrics; empty for most sinks.
+  [[nodiscard]] virtual std::string metrics() const { return {}; }
 };
 
 }  // namespace nodetopo::daemon
