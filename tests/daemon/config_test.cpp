@@ -90,6 +90,45 @@ TEST(AgentConfig, UnknownKeysAreRejectedWithTheirPath) {
   EXPECT_NE(twice.find("line 3: log.level: duplicate key"), std::string::npos) << twice;
 }
 
+TEST(AgentConfig, KubernetesKeysHaveDefaultsAndAreCheckedStrictly) {
+  auto defaults = parse_agent_config("", "agent.yaml");
+  ASSERT_TRUE(defaults) << defaults.error().describe();
+  EXPECT_FALSE(defaults->kubernetes.enabled);
+  EXPECT_EQ(defaults->kubernetes.driver, "nodetopo.dev");
+  EXPECT_EQ(defaults->kubernetes.labels, "auto");
+  EXPECT_TRUE(defaults->kubernetes.slices);
+  EXPECT_TRUE(defaults->kubernetes.nrt);
+  auto set = parse_agent_config(
+      "kubernetes:\n  enabled: true\n  kubeconfig: /etc/kc\n  context: c1\n  driver: "
+      "gpu.example.com\n"
+      "  labels: node\n  slices: false\n  nrt: false\n  nodefeature_namespace: nfd\n",
+      "agent.yaml");
+  ASSERT_TRUE(set) << set.error().describe();
+  EXPECT_TRUE(set->kubernetes.enabled);
+  EXPECT_EQ(set->kubernetes.kubeconfig, "/etc/kc");
+  EXPECT_EQ(set->kubernetes.context, "c1");
+  EXPECT_EQ(set->kubernetes.driver, "gpu.example.com");
+  EXPECT_EQ(set->kubernetes.labels, "node");
+  EXPECT_FALSE(set->kubernetes.slices);
+  EXPECT_FALSE(set->kubernetes.nrt);
+  EXPECT_EQ(set->kubernetes.nodefeature_namespace, "nfd");
+  EXPECT_NE(error_of("kubernetes: {enabled: yes please}\n").find("kubernetes.enabled"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("kubernetes: {labels: everywhere}\n").find("kubernetes.labels: expected one of"),
+      std::string::npos);
+  EXPECT_NE(error_of("kubernetes: {driver: Not_A_Name}\n").find("kubernetes.driver"),
+            std::string::npos);
+  EXPECT_NE(error_of("kubernetes: {nodefeature_namespace: A.B}\n")
+                .find("kubernetes.nodefeature_namespace"),
+            std::string::npos);
+  EXPECT_NE(error_of("kubernetes: {colour: blue}\n").find("kubernetes.colour: unknown key"),
+            std::string::npos)
+      << error_of("kubernetes: {colour: blue}\n");
+  EXPECT_NE(error_of("kubernetes: {kubeconfig: relative}\n").find("kubernetes.kubeconfig"),
+            std::string::npos);
+}
+
 TEST(AgentConfig, BadValuesAreRejectedWithTheReason) {
   EXPECT_NE(error_of("dbus: {bus: user}\n").find("dbus.bus: expected one of system, session, none"),
             std::string::npos);

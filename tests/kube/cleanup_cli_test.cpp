@@ -16,7 +16,7 @@ TEST(KubeCleanupCli, RemovesThePublishedObjectsThroughAKubeconfig) {
     config.label_mode = kube::LabelMode::kNode;
     kube::Publisher p(config);
     p.update(desired(make_dgx(), "node-a", true));
-    ASSERT_TRUE(eventually([&] { return in_sync(p) && in_sync(p, "nodelabels"); }));
+    ASSERT_TRUE(api_eventually([&] { return in_sync(p) && in_sync(p, "nodelabels"); }));
   }
   ASSERT_EQ(slices_of(fake).size(), 1U);
   const auto kubeconfig = fake.write_kubeconfig("kc", "    token: token-1\n");

@@ -184,7 +184,7 @@ int FakeApiServer::count(const std::string& prefix) const {
   return n;
 }
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+bool api_eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (condition()) return true;

@@ -71,7 +71,7 @@ class FakeApiServer {
 };
 
 /// Polls `condition` every 20 ms until it holds or `timeout` passes; true when it held.
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds timeout = std::chrono::milliseconds(8000));
+bool api_eventually(const std::function<bool()>& condition,
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(8000));
 
 }  // namespace nodetopo::test

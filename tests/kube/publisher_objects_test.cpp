@@ -31,7 +31,7 @@ TEST(KubePublisherLabels, NodeFeatureIsTheDefaultWhereTheCrdExists) {
   config.label_mode = kube::LabelMode::kAuto;
   kube::Publisher p(config);
   p.update(desired(make_dgx(), "node-a", true));
-  ASSERT_TRUE(eventually([&] { return in_sync(p, "nodefeature"); }))
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p, "nodefeature"); }))
       << p.status().sinks["nodefeature"].last_error;
   auto nfs = fake.objects("nodefeatures");
   ASSERT_EQ(nfs.size(), 1U);
@@ -42,7 +42,7 @@ TEST(KubePublisherLabels, NodeFeatureIsTheDefaultWhereTheCrdExists) {
   EXPECT_EQ(nfs[0]["spec"]["labels"].get<LabelMap>(), our_labels(make_dgx()));
   EXPECT_EQ(node_of(fake)["metadata"]["labels"].size(), 2U);  // the Node is not touched
   p.update(desired(make_nic_farm(3), "node-a", true));
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(api_eventually([&] {
     auto n = fake.objects("nodefeatures");
     return n.size() == 1 && n[0]["spec"]["labels"].get<LabelMap>() == our_labels(make_nic_farm(3));
   }));
@@ -54,7 +54,7 @@ TEST(KubePublisherLabels, NodeModeOwnsOnlyItsKeysAndRemovesDroppedOnes) {
   config.label_mode = kube::LabelMode::kNode;
   kube::Publisher p(config);
   p.update(desired(make_dgx(), "node-a", true));
-  ASSERT_TRUE(eventually([&] { return in_sync(p, "nodelabels"); }))
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p, "nodelabels"); }))
       << p.status().sinks["nodelabels"].last_error;
   auto labels = node_of(fake)["metadata"]["labels"];
   for (const auto& [k, v] : our_labels(make_dgx()))
@@ -67,7 +67,7 @@ TEST(KubePublisherLabels, NodeModeOwnsOnlyItsKeysAndRemovesDroppedOnes) {
   fake.control("POST", "apply", {{"object", n}});
   // The GPUs go: their labels are removed, everything else stays.
   p.update(desired(make_nic_farm(2), "node-a", true));
-  ASSERT_TRUE(eventually(
+  ASSERT_TRUE(api_eventually(
       [&] { return !node_of(fake)["metadata"]["labels"].contains("nodetopo.dev/gpu.product"); }));
   labels = node_of(fake)["metadata"]["labels"];
   EXPECT_EQ(labels["team.example.com/owner"], "infra");
@@ -90,10 +90,11 @@ TEST(KubePublisherNrt, ParkedUntilTheCrdIsInstalledThenCreated) {
   config.publish_nrt = true;
   kube::Publisher p(config);
   p.update(desired(make_dgx(), "node-a", false, true));
-  ASSERT_TRUE(eventually([&] { return p.status().sinks["nrt"].parked; }));
+  ASSERT_TRUE(api_eventually([&] { return p.status().sinks["nrt"].parked; }));
   EXPECT_NE(p.status().sinks["nrt"].last_error.find("NodeResourceTopology CRD"), std::string::npos);
   fake.control("POST", "crds", {{"name", "nrt"}, {"present", true}});
-  ASSERT_TRUE(eventually([&] { return in_sync(p, "nrt"); })) << p.status().sinks["nrt"].last_error;
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p, "nrt"); }))
+      << p.status().sinks["nrt"].last_error;
   const auto nrts = fake.objects("noderesourcetopologies");
   ASSERT_EQ(nrts.size(), 1U);
   EXPECT_EQ(nrts[0]["metadata"]["name"], "node-a");
@@ -116,7 +117,7 @@ TEST(KubePublisherTenant, EveryWriteGoesToTheTenantKubeconfigsServer) {
   kube::Publisher p(config);
   p.update(desired(make_dgx(), "node-a", true, true));
   ASSERT_TRUE(
-      eventually([&] { return in_sync(p) && in_sync(p, "nodefeature") && in_sync(p, "nrt"); }));
+      api_eventually([&] { return in_sync(p) && in_sync(p, "nodefeature") && in_sync(p, "nrt"); }));
   EXPECT_EQ(pool_problems(tenant, make_dgx()), "");
   EXPECT_EQ(tenant.objects("nodefeatures").size(), 1U);
   // The context's namespace is the NodeFeature's.
@@ -140,15 +141,15 @@ TEST(KubeCleanup, RemovesOnlyWhatThePublisherWrote) {
     config.publish_nrt = true;
     kube::Publisher p(config);
     p.update(desired(make_dgx(), "node-a", true, true));
-    ASSERT_TRUE(
-        eventually([&] { return in_sync(p) && in_sync(p, "nodelabels") && in_sync(p, "nrt"); }));
+    ASSERT_TRUE(api_eventually(
+        [&] { return in_sync(p) && in_sync(p, "nodelabels") && in_sync(p, "nrt"); }));
     config.label_mode = kube::LabelMode::kNodeFeature;
     kube::Publisher nf(config);
     nf.update(desired(make_dgx(), "node-a", true, false));
-    ASSERT_TRUE(eventually([&] { return in_sync(nf, "nodefeature"); }));
+    ASSERT_TRUE(api_eventually([&] { return in_sync(nf, "nodefeature"); }));
     kube::Publisher other(fast_config(fake.client_config()));
     other.update(desired(make_dgx(), "node-b"));
-    ASSERT_TRUE(eventually([&] { return in_sync(other); }));
+    ASSERT_TRUE(api_eventually([&] { return in_sync(other); }));
   }
   // Another driver's slice on the same node.
   nlohmann::json foreign = {

@@ -18,7 +18,7 @@ TEST(KubePublisherSlices, PublishesThePoolThenWritesNothing) {
   kube::Publisher p(fast_config(fake.client_config()));
   const Topology dgx = make_dgx();
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return in_sync(p); }))
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p); }))
       << p.status().sinks["resourceslices"].last_error;
   EXPECT_EQ(pool_problems(fake, dgx), "");
   const auto slices = slices_of(fake);
@@ -39,13 +39,13 @@ TEST(KubePublisherSlices, ManyDevicesMakeSeveralSlicesAndAChangeBumpsTheGenerati
   FakeApiServer fake;
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_nic_farm(200)));
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(api_eventually([&] {
     return in_sync(p) && pool_problems(fake, make_nic_farm(200)).empty();
   })) << pool_problems(fake, make_nic_farm(200));
   ASSERT_EQ(slices_of(fake).size(), 2U);
   // 200 -> 150 NICs: the second slice no longer matches: delete, create, generation 2.
   p.update(desired(make_nic_farm(150)));
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_nic_farm(150)).empty(); }))
+  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_nic_farm(150)).empty(); }))
       << pool_problems(fake, make_nic_farm(150));
   for (const auto& s : slices_of(fake))
     EXPECT_EQ(s["spec"]["pool"]["generation"], 2);
@@ -55,12 +55,12 @@ TEST(KubePublisherSlices, OneSliceIsUpdatedInPlaceKeepingItsGeneration) {
   FakeApiServer fake;
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   const std::string uid = slices_of(fake)[0]["metadata"]["uid"];
   DgxOptions four;
   four.gpus = 4;
   p.update(desired(make_dgx(four)));
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_dgx(four)).empty(); }))
+  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_dgx(four)).empty(); }))
       << pool_problems(fake, make_dgx(four));
   const auto slices = slices_of(fake);
   ASSERT_EQ(slices.size(), 1U);
@@ -72,14 +72,14 @@ TEST(KubePublisherSlices, KubeletWipeIsRepairedWithinSeconds) {
   FakeApiServer fake;
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_nic_farm(200)));
-  ASSERT_TRUE(eventually([&] { return in_sync(p) && slices_of(fake).size() == 2; }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p) && slices_of(fake).size() == 2; }));
   // What the kubelet sends at its start: DeleteCollection by node name.
   const auto r = admin(fake, "DELETE", "/apis/resource.k8s.io/v1/resourceslices",
                        "fieldSelector=spec.nodeName%3Dnode-a");
   ASSERT_EQ(r.status, 200) << r.message();
   ASSERT_TRUE(slices_of(fake).empty());
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
+  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
       << pool_problems(fake, make_nic_farm(200));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   std::this_thread::sleep_for(Ms(500));
@@ -90,10 +90,10 @@ TEST(KubePublisherSlices, ADeletedSliceIsRestoredAndAForeignEditRepaired) {
   FakeApiServer fake;
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_nic_farm(200)));
-  ASSERT_TRUE(eventually([&] { return in_sync(p) && slices_of(fake).size() == 2; }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p) && slices_of(fake).size() == 2; }));
   const std::string name = slices_of(fake)[1]["metadata"]["name"];
   ASSERT_EQ(admin(fake, "DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + name).status, 200);
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(api_eventually([&] {
     return slices_of(fake).size() == 2 && pool_problems(fake, make_nic_farm(200)).empty();
   }));
   // Someone edits our slice's devices: repaired; a label added by someone else is kept.
@@ -101,7 +101,7 @@ TEST(KubePublisherSlices, ADeletedSliceIsRestoredAndAForeignEditRepaired) {
   s["spec"]["devices"][0]["attributes"]["productName"] = {{"string", "edited"}};
   s["metadata"]["labels"]["example.com/note"] = "kept";
   fake.control("POST", "apply", {{"object", s}});
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
+  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
       << pool_problems(fake, make_nic_farm(200));
   bool label_kept = false;
   for (const auto& x : slices_of(fake)) {
@@ -115,12 +115,12 @@ TEST(KubePublisherSlices, ConflictFromAConcurrentWriterIsReadAgainAndRetried) {
   FakeApiServer fake;
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   fake.fault({{"method", "PUT"}, {"resource", "resourceslices"}, {"conflictWriter", true}});
   DgxOptions four;
   four.gpus = 4;
   p.update(desired(make_dgx(four)));
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_dgx(four)).empty(); }))
+  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_dgx(four)).empty(); }))
       << pool_problems(fake, make_dgx(four));
   EXPECT_GE(fake.count("update resourceslices 409"), 1);
   EXPECT_EQ(slices_of(fake).size(), 1U);
@@ -137,10 +137,10 @@ TEST(KubePublisherSlices, ServerFaultsEndInTheDesiredPoolWithoutDuplicates) {
   config.options.request_timeout = Ms(600);
   kube::Publisher p(config);
   p.update(desired(make_nic_farm(200)));
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
+  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
       << pool_problems(fake, make_nic_farm(200));
   std::this_thread::sleep_for(Ms(2000));  // the delayed create has landed by now
-  EXPECT_TRUE(eventually([&] {
+  EXPECT_TRUE(api_eventually([&] {
     return slices_of(fake).size() == 2 && pool_problems(fake, make_nic_farm(200)).empty();
   })) << slices_of(fake).size()
       << " slices: " << pool_problems(fake, make_nic_farm(200));
@@ -152,7 +152,7 @@ TEST(KubePublisherSlices, ThrottledWritesHonourRetryAfter) {
   kube::Publisher p(fast_config(fake.client_config()));
   const auto start = std::chrono::steady_clock::now();
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   EXPECT_GE(std::chrono::steady_clock::now() - start, Ms(950));
   EXPECT_EQ(pool_problems(fake, make_dgx()), "");
 }
@@ -161,10 +161,10 @@ TEST(KubePublisherSlices, DataLossRestartIsRepublishedWithTheNewNodeUid) {
   FakeApiServer fake;
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   const std::string old_uid = slices_of(fake)[0]["metadata"]["uid"];
   fake.control("POST", "reset");  // the agent may have republished before the next line runs
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(api_eventually([&] {
     const auto s = slices_of(fake);
     return s.size() == 1 && s[0]["metadata"]["uid"] != old_uid &&
            pool_problems(fake, make_dgx()).empty();
@@ -178,12 +178,12 @@ TEST(KubePublisherSlices, TokenRotationKeepsRepairing) {
   config.options.token_reload = std::chrono::hours(1);
   kube::Publisher p(config);
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   fake.control("POST", "tokens", {{"token", "token-2"}});
   write_file(config.client.token_file, "token-2\n");
   fake.control("POST", "tokens/revoke", {{"token", "token-1"}});
   fake.control("POST", "wipe", {{"node", "node-a"}});
-  ASSERT_TRUE(eventually([&] { return pool_problems(fake, make_dgx()).empty(); }))
+  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_dgx()).empty(); }))
       << pool_problems(fake, make_dgx()) << p.status().sinks["resourceslices"].last_error;
   EXPECT_GE(fake.count("list resourceslices 401") + fake.count("get nodes 401") +
                 fake.count("create resourceslices 401"),
@@ -201,7 +201,7 @@ TEST(KubePublisherSlices, ForbiddenIsParkedWithOneClearMessageNotAHotLoop) {
                "\"resourceslices\""}});
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return p.status().sinks["resourceslices"].parked; }));
+  ASSERT_TRUE(api_eventually([&] { return p.status().sinks["resourceslices"].parked; }));
   const std::string error = p.status().sinks["resourceslices"].last_error;
   EXPECT_NE(error.find("list resourceslices (cluster-scoped): forbidden"), std::string::npos)
       << error;
@@ -210,7 +210,7 @@ TEST(KubePublisherSlices, ForbiddenIsParkedWithOneClearMessageNotAHotLoop) {
   EXPECT_LE(fake.count("list resourceslices"), 3);  // parked_retry is 700 ms
   EXPECT_GE(fake.count("list resourceslices"), 1);  // but retried
   fake.clear_faults();
-  ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+  ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   EXPECT_FALSE(p.status().sinks["resourceslices"].parked);
 }
 
@@ -220,7 +220,7 @@ TEST(KubePublisherSlices, AServerWithoutDraParksTheSink) {
   FakeApiServer fake(o);
   kube::Publisher p(fast_config(fake.client_config()));
   p.update(desired(make_dgx()));
-  ASSERT_TRUE(eventually([&] { return p.status().sinks["resourceslices"].parked; }));
+  ASSERT_TRUE(api_eventually([&] { return p.status().sinks["resourceslices"].parked; }));
   EXPECT_NE(p.status().sinks["resourceslices"].last_error.find("resource.k8s.io/v1 is not served"),
             std::string::npos);
 }
@@ -230,7 +230,7 @@ TEST(KubePublisherSlices, ARestartReusesThePoolAndAFailedStartRemovesNothing) {
   {
     kube::Publisher p(fast_config(fake.client_config()));
     p.update(desired(make_nic_farm(200)));
-    ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+    ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   }
   const auto before = slices_of(fake);
   fake.reset_stats();
@@ -250,7 +250,7 @@ TEST(KubePublisherSlices, ARestartReusesThePoolAndAFailedStartRemovesNothing) {
   {
     kube::Publisher p(fast_config(fake.client_config()));
     p.update(desired(make_nic_farm(200)));
-    ASSERT_TRUE(eventually([&] { return in_sync(p); }));
+    ASSERT_TRUE(api_eventually([&] { return in_sync(p); }));
   }
   EXPECT_EQ(writes(fake), 0);  // the same pool: reused as it is
   EXPECT_EQ(slices_of(fake), before);
