@@ -203,16 +203,32 @@ TEST(AgentConfig, ShippedExampleHoldsTheDefaults) {
   EXPECT_EQ(a.dbus_signal_enabled, d.dbus_signal_enabled);
   EXPECT_EQ(a.log_level, d.log_level);
   EXPECT_EQ(a.log_format, d.log_format);
+  EXPECT_EQ(a.kubernetes.enabled, d.kubernetes.enabled);
+  EXPECT_EQ(a.kubernetes.kubeconfig, d.kubernetes.kubeconfig);
+  EXPECT_EQ(a.kubernetes.context, d.kubernetes.context);
+  EXPECT_EQ(a.kubernetes.driver, d.kubernetes.driver);
+  EXPECT_EQ(a.kubernetes.labels, d.kubernetes.labels);
+  EXPECT_EQ(a.kubernetes.slices, d.kubernetes.slices);
+  EXPECT_EQ(a.kubernetes.nrt, d.kubernetes.nrt);
+  EXPECT_EQ(a.kubernetes.nodefeature_namespace, d.kubernetes.nodefeature_namespace);
 }
 
 // Every key the reader accepts is documented in docs/agent.md's table.
 TEST(AgentConfig, EveryKeyIsDocumented) {
   const std::string doc = read_file(source_dir() / "docs/agent.md");
-  for (const char* key :
-       {"host_root", "node_name", "resync.interval", "resync.jitter", "debounce.quiet",
-        "debounce.max", "dbus.bus", "http.listen", "uevents.source", "uevents.socket",
-        "sinks.nfd.enabled", "sinks.nfd.path", "sinks.json.enabled", "sinks.json.path",
-        "sinks.dbus.enabled", "log.level", "log.format"}) {
+  for (const char* key : {"kubernetes.enabled", "kubernetes.kubeconfig",
+                          "kubernetes.context", "kubernetes.driver",
+                          "kubernetes.labels",  "kubernetes.slices",
+                          "kubernetes.nrt",     "kubernetes.nodefeature_namespace",
+                          "host_root",          "node_name",
+                          "resync.interval",    "resync.jitter",
+                          "debounce.quiet",     "debounce.max",
+                          "dbus.bus",           "http.listen",
+                          "uevents.source",     "uevents.socket",
+                          "sinks.nfd.enabled",  "sinks.nfd.path",
+                          "sinks.json.enabled", "sinks.json.path",
+                          "sinks.dbus.enabled", "log.level",
+                          "log.format"}) {
     EXPECT_NE(doc.find(std::string("| `") + key + "` |"), std::string::npos) << key;
   }
 }

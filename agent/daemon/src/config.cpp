@@ -251,7 +251,15 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
     Fields f(r, top.take("kubernetes"), "kubernetes");
     AgentConfig::Kubernetes& k = cfg.kubernetes;
     if (auto v = read_bool(f, "enabled")) k.enabled = *v;
-    if (auto v = read_path(f, "kubeconfig")) k.kubeconfig = *v;
+    YAML::Node kubeconfig = f.take("kubeconfig");
+    if (auto v = read_string(f, "kubeconfig")) {
+      // Empty is the documented default ($KUBECONFIG, else in-cluster); a path must be absolute.
+      if (!v->empty() && (*v)[0] != '/') {
+        r.fail(kubeconfig, "kubernetes.kubeconfig",
+               "expected an absolute path, not \"" + *v + "\"");
+      }
+      k.kubeconfig = *v;
+    }
     if (auto v = read_string(f, "context")) k.context = *v;
     YAML::Node driver = f.take("driver");
     if (auto v = read_string(f, "driver")) {
