@@ -219,12 +219,12 @@ class ManagerImpl final : public Manager, public TopologyState {
     if (config_.json_enabled) sinks.push_back(make_json_sink(config_.json_path));
     if (config_.kubernetes.enabled) {
       // Started here, after open_snapshot_source wrote the environment: it owns a thread.
-      auto kube = make_kubernetes_sink(config_.kubernetes);
-      if (kube) {
-        sinks.push_back(std::move(kube.value()));
+      auto api = make_kubernetes_sink(config_.kubernetes);
+      if (api) {
+        sinks.push_back(std::move(api.value()));
       } else {
-        kube_problem_ = "kubernetes: " + kube.error().describe();
-        log_->error("the Kubernetes publisher cannot start: {}", kube.error().describe());
+        kube_problem_ = "kubernetes: " + api.error().describe();
+        log_->error("the Kubernetes publisher cannot start: {}", api.error().describe());
       }
     }
     if (dbus_ && config_.dbus_signal_enabled) sinks.push_back(dbus_->make_signal_sink());
