@@ -111,7 +111,7 @@ class KubernetesSink final : public Sink {
     auto w = std::back_inserter(out);
     out +=
         "# HELP nodetopo_kube_requests_total Kubernetes API requests by verb, resource and "
-        "status code (" error ": no answer).\n# TYPE nodetopo_kube_requests_total counter\n";
+        "status code (error: no answer).\n# TYPE nodetopo_kube_requests_total counter\n";
     for (const auto& [key, count] : st.requests) {
       const auto& [verb, resource, code] = key;
       fmt::format_to(w,
