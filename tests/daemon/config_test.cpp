@@ -79,7 +79,7 @@ TEST(AgentConfig, UnknownKeysAreRejectedWithTheirPath) {
   const std::string top = error_of("resync_interval: 5m\n");
   EXPECT_NE(top.find("agent.yaml: line 1"), std::string::npos) << top;
   EXPECT_NE(top.find("resync_interval: unknown key (expected one of: dbus, debounce, host_root, "
-                     "http, log, node_name, resync, sinks, uevents)"),
+                     "http, kubernetes, log, node_name, resync, sinks, uevents)"),
             std::string::npos)
       << top;
   const std::string nested = error_of("sinks:\n  nfd:\n    pth: /x\n");
