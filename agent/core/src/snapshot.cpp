@@ -42,8 +42,8 @@ void resolve_node_name(const std::string& flag, const probes::SysRoot& root, Nod
   }
   if (name.empty()) {
     snap.node_error =
-        "cannot tell the node name: pass --node NAME or set NODE_NAME (the root has no "
-        "proc/sys/kernel/hostname or etc/hostname)";
+        "cannot tell the node name: give it (--node NAME; node_name in the agent config) or set "
+        "NODE_NAME (the root has no proc/sys/kernel/hostname or etc/hostname)";
     return;
   }
   if (std::string why = exporters::k8s::check_dns_subdomain(name, 253); !why.empty()) {
