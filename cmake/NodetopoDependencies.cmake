@@ -12,6 +12,11 @@ find_package(simdjson 3.0 REQUIRED)  # the mock NVML library's fixture parser on
 find_package(CLI11 2.1 REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)
+# topo agent (agent/daemon): sd-event/sd-daemon, the D-Bus library, the HTTP server.
+pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd>=247)
+find_package(sdbus-c++ 1.2 REQUIRED)
+pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd>=0.9.71)
+find_package(CURL 7.77 REQUIRED)  # kube: the API client (CURLOPT_*_BLOB for inline certificates)
 if(NODETOPO_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -10,14 +10,21 @@ packages=(
   # libraries the code links
   libhwloc-dev libpci-dev libsdbus-c++-dev libsystemd-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  # topo agent: the D-Bus glue generator (sdbus-c++-xml2cpp) and the HTTP server library
+  libsdbus-c++-bin libmicrohttpd-dev
   # fit/: CEL matches() and the regex library use RE2
   libre2-dev
   # `topo capture` writes its .tar.gz with libarchive
   libarchive-dev
+  # kube/: the Kubernetes API client (libcurl multi with OpenSSL); the tests' fake API server
+  # gets its CA and certificates from openssl
+  libcurl4-openssl-dev openssl
   # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
   libsimdjson-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev dbus
+  # the agent's tests: promtool and a real Prometheus server scraping it, curl for its API
+  prometheus curl
   # real tools used as test oracles: lstopo-no-graphics and lspci on the same fake roots
   hwloc-nox pciutils
   # `topo dump --format dot` is checked by rendering it with Graphviz
@@ -34,6 +41,10 @@ packages=(
   # the unit's verify and security score, the bus policy test's clients, the Debian 12 chroot and
   # the OCI image
   dpkg-dev debhelper lintian help2man systemd python3-dbus python3-gi debootstrap curl buildah
+  # kubelet/: the DRA kubelet plugin's gRPC services, code generated at build time; the fake
+  # kubelet of tests/kubelet is Python with Debian's grpcio and grpc_tools (protoc)
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio
+  python3-grpc-tools
 )
 
 missing=()
@@ -58,7 +69,8 @@ else
 fi
 
 # The independent validator of the Kubernetes objects nodetopo renders (tests/validate) runs on
-# node with the npm package kubernetes-models. Debian's nodejs and npm are installed only when no
+# node with the npm package kubernetes-models; the fake API server of tests/kube
+# (tests/fakes/kube-apiserver) imports the same modules from there. Debian's nodejs and npm are installed only when no
 # node/npm is on the PATH (a NodeSource nodejs already bundles npm and conflicts with Debian's).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if [[ $(id -u) -ne 0 ]]; then

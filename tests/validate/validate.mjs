@@ -15,6 +15,7 @@
 // one invalid object), 1 otherwise; each failure names the file and the object.
 import fs from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 
 // The npm packages come from `npm ci` here (scripts/install-deps.sh runs it): say so when missing.
 let modules;
@@ -154,7 +155,9 @@ function describe(obj) {
   return `${obj?.kind ?? "?"} ${m.name ?? m.generateName ?? "(unnamed)"}`;
 }
 
-function validateObject(obj, file, isPatch) {
+// Exported for the fake API server (tests/fakes/kube-apiserver), which validates every object
+// the agent writes before storing it.
+export function validateObject(obj, file, isPatch) {
   if (isPatch) {
     const problems = labelProblems(obj?.metadata?.labels, "metadata.labels", true);
     if (Object.keys(obj ?? {}).some((k) => k !== "metadata")) problems.push("a label patch may only hold metadata");
@@ -201,6 +204,8 @@ function documentsOf(file, markdown) {
   return docs.map((d) => d.toJS()).filter((d) => d !== null);
 }
 
+// The command line runs only when this file is the program, not when it is imported.
+if (process.argv[1] && import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1])).href) {
 const args = process.argv.slice(2);
 const expectInvalid = args.includes("--expect-invalid");
 const markdown = args.includes("--markdown");
@@ -254,3 +259,4 @@ for (const file of files) {
 }
 console.log(`${objects} objects in ${files.length} files: ${failed ? "FAILED" : "ok"}`);
 process.exit(failed ? 1 : 0);
+}

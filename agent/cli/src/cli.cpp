@@ -25,7 +25,7 @@ std::string version_line() {
   return std::string("topo (nodetopo) ") + NODETOPO_VERSION;
 }
 
-int run_cli(int argc, char** argv) {
+int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra) {
   CLI::App app{"topo: node hardware topology discovery (nodetopo)", "topo"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_line());
@@ -45,6 +45,10 @@ int run_cli(int argc, char** argv) {
   register_mock_command(app, runner);
   register_fit_command(app, runner);
   register_capture_command(app, runner);
+  register_cleanup_command(app, runner);
+  register_kubelet_plugin_command(app, runner);
+  for (CommandRegistrar add : extra)
+    add(app, runner);
 
   try {
     app.parse(argc, argv);

@@ -6,8 +6,10 @@
 
 #include <nodetopo/cli/command_output.hpp>
 #include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/from_agent.hpp>
 #include <nodetopo/cli/host_options.hpp>
 #include <nodetopo/core/render.hpp>
+#include <nodetopo/daemon/agent_client.hpp>
 
 namespace nodetopo::cli {
 
@@ -15,11 +17,17 @@ namespace {
 
 struct DumpOptions {
   core::HostSource source;
+  FromAgent from_agent;
   std::string format = "text";
   std::string output;
 };
 
 int run_dump(DumpOptions& opts) {
+  if (opts.from_agent.enabled) {
+    auto doc = daemon::fetch_agent_document(opts.from_agent.bus, "dump", opts.format);
+    if (!doc) return fail("dump", doc.error().describe());
+    return emit("dump", opts.output, doc.value());
+  }
   auto host = opts.source.open();
   if (!host) return fail("dump", host.error().describe());
   // Still the only thread: the one place the environment is written (probes/probe.hpp).
@@ -50,6 +58,7 @@ void register_dump_command(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--output,-o", opts->output,
                   "Write to FILE (atomically: temporary file + rename) instead of stdout")
       ->type_name("FILE");
+  opts->from_agent.add_options(*cmd);
   cmd->callback([&runner, opts] { runner = [opts] { return run_dump(*opts); }; });
 }
 

@@ -10,12 +10,22 @@
 
 #include <nodetopo/cli/command_output.hpp>
 #include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/from_agent.hpp>
 #include <nodetopo/cli/host_options.hpp>
 #include <nodetopo/core/render.hpp>
+#include <nodetopo/daemon/agent_client.hpp>
 
 namespace nodetopo::cli {
 
 namespace {
+
+// --from-agent: the document the agent renders for `kind`/`format` (its node, its settings).
+int from_agent(const FromAgent& agent, std::string_view command, const std::string& kind,
+               const std::string& format, const std::string& output) {
+  auto doc = daemon::fetch_agent_document(agent.bus, kind, format);
+  if (!doc) return fail(command, doc.error().describe());
+  return emit(command, output, doc.value());
+}
 
 // Opens the host once, takes one snapshot and renders `kind`; what every export subcommand runs.
 int run_export(std::string_view command, core::HostSource& source, const std::string& node,
@@ -40,6 +50,7 @@ int run_export(std::string_view command, core::HostSource& source, const std::st
 
 struct SliceCommand {
   core::HostSource source;
+  FromAgent agent;
   std::string node;
   core::RenderOptions render;
   std::string format = "yaml";
@@ -47,6 +58,10 @@ struct SliceCommand {
 };
 
 int run_slices(SliceCommand& opts) {
+  if (opts.agent.enabled) {
+    return from_agent(opts.agent, "export resourceslices", "resourceslices", opts.format,
+                      opts.output);
+  }
   return run_export("export resourceslices", opts.source, opts.node,
                     core::DocumentKind::kResourceSlices, opts.format, opts.render, opts.output);
 }
@@ -81,6 +96,8 @@ void register_slices(CLI::App& parent, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--output,-o", opts->output, "Write to FILE atomically instead of stdout")
       ->type_name("FILE");
+  opts->agent.add_options(
+      *cmd, {"--node", "--node-uid", "--driver", "--k8s-version", "--sharing", "--generation"});
   cmd->callback([&runner, opts] { runner = [opts] { return run_slices(*opts); }; });
 }
 
@@ -88,6 +105,7 @@ void register_slices(CLI::App& parent, CommandRunner& runner) {
 
 struct LabelCommand {
   core::HostSource source;
+  FromAgent agent;
   std::string node;
   std::string format = "plain";
   core::RenderOptions render;
@@ -95,6 +113,9 @@ struct LabelCommand {
 };
 
 int run_labels(LabelCommand& opts) {
+  if (opts.agent.enabled) {
+    return from_agent(opts.agent, "export labels", "labels", opts.format, opts.output);
+  }
   return run_export("export labels", opts.source, opts.node, core::DocumentKind::kLabels,
                     opts.format, opts.render, opts.output);
 }
@@ -118,6 +139,7 @@ void register_labels(CLI::App& parent, CommandRunner& runner) {
   cmd->add_option("--output,-o", opts->output,
                   "Write to FILE atomically (a dot-file renamed into place, as NFD expects)")
       ->type_name("FILE");
+  opts->agent.add_options(*cmd, {"--node", "--expiry", "--namespace"});
   cmd->callback([&runner, opts] { runner = [opts] { return run_labels(*opts); }; });
 }
 
@@ -125,12 +147,16 @@ void register_labels(CLI::App& parent, CommandRunner& runner) {
 
 struct NrtCommand {
   core::HostSource source;
+  FromAgent agent;
   std::string node;
   std::string format = "yaml";
   std::string output;
 };
 
 int run_nrt(NrtCommand& opts) {
+  if (opts.agent.enabled) {
+    return from_agent(opts.agent, "export nrt", "nrt", opts.format, opts.output);
+  }
   return run_export("export nrt", opts.source, opts.node, core::DocumentKind::kNrt, opts.format, {},
                     opts.output);
 }
@@ -146,6 +172,7 @@ void register_nrt(CLI::App& parent, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--output,-o", opts->output, "Write to FILE atomically instead of stdout")
       ->type_name("FILE");
+  opts->agent.add_options(*cmd, {"--node"});
   cmd->callback([&runner, opts] { runner = [opts] { return run_nrt(*opts); }; });
 }
 
@@ -153,10 +180,12 @@ void register_nrt(CLI::App& parent, CommandRunner& runner) {
 
 struct ShapeCommand {
   core::HostSource source;
+  FromAgent agent;
   std::string format = "text";
 };
 
 int run_shape(ShapeCommand& opts) {
+  if (opts.agent.enabled) return from_agent(opts.agent, "export shape", "shape", opts.format, "");
   return run_export("export shape", opts.source, {}, core::DocumentKind::kShape, opts.format, {},
                     {});
 }
@@ -169,6 +198,7 @@ void register_shape(CLI::App& parent, CommandRunner& runner) {
   cmd->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  opts->agent.add_options(*cmd, {});
   cmd->callback([&runner, opts] { runner = [opts] { return run_shape(*opts); }; });
 }
 

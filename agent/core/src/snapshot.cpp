@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <nodetopo/base/sha256.hpp>
@@ -41,8 +42,8 @@ void resolve_node_name(const std::string& flag, const probes::SysRoot& root, Nod
   }
   if (name.empty()) {
     snap.node_error =
-        "cannot tell the node name: pass --node NAME or set NODE_NAME (the root has no "
-        "proc/sys/kernel/hostname or etc/hostname)";
+        "cannot tell the node name: give it (--node NAME; node_name in the agent config) or set "
+        "NODE_NAME (the root has no proc/sys/kernel/hostname or etc/hostname)";
     return;
   }
   if (std::string why = exporters::k8s::check_dns_subdomain(name, 253); !why.empty()) {
@@ -73,9 +74,21 @@ void read_export_config(const probes::SysRoot& root, NodeSnapshot& snap) {
 
 Result<NodeSnapshot> take_snapshot(const OpenedHost& host, const SnapshotOptions& options) {
   NodeSnapshot snap;
-  snap.discovery = probes::discover(host.root(), host.probe_options());
-  read_export_config(host.root(), snap);
-  resolve_node_name(options.node_name, host.root(), snap);
+  std::optional<probes::SysRoot> fresh;
+  if (options.reopen_root) {
+    const probes::SysRoot& opened = host.root();
+    auto root = probes::SysRoot::open(
+        opened.path(),
+        opened.is_live() ? probes::SysRoot::Liveness::kLive : probes::SysRoot::Liveness::kCapture,
+        opened.checks_paths_in_kernel() ? probes::SysRoot::PathWalk::kKernelChecked
+                                        : probes::SysRoot::PathWalk::kUserSpace);
+    if (!root) return root.error();
+    fresh = std::move(root.value());
+  }
+  const probes::SysRoot& root = fresh ? *fresh : host.root();
+  snap.discovery = probes::discover(root, host.probe_options());
+  read_export_config(root, snap);
+  resolve_node_name(options.node_name, root, snap);
   if (options.with_digest) {
     snap.digest =
         sha256_hex(exporters::render_json_model(snap.discovery.topology, snap.discovery.reports));

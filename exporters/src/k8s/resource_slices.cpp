@@ -51,6 +51,10 @@ Device base_device(const K8sDevice& k, const SliceOptions& opt) {
   set_string(d, "resource.kubernetes.io/pcieRoot", f.pcie_root);
   if (opt.version >= K8sVersion::k1_36) {
     set_string(d, "resource.kubernetes.io/pciBusID", f.address.to_string());
+  } else {
+    // Before 1.36 there is no standard bus id: the driver's own domain, so that a claim can
+    // still pin a device (nodetopo.dev/pciBusID).
+    set_string(d, "pciBusID", f.address.to_string());
   }
   if (k.numa_node) {
     d.attributes["resource.kubernetes.io/numaNode"] = AttributeValue::of_int(*k.numa_node);

@@ -76,6 +76,7 @@ TEST(ResourceSlices, GpuAttributes) {
   EXPECT_EQ(str(*g, "resource.kubernetes.io/pcieRoot"), "pci0000:10");
   EXPECT_EQ(g->attributes.at("resource.kubernetes.io/numaNode").int_value, 0);
   EXPECT_FALSE(g->attributes.contains("resource.kubernetes.io/pciBusID"));  // 1.36+ only
+  EXPECT_EQ(str(*g, "pciBusID"), "0000:13:00.0");  // the driver's domain until then
   EXPECT_EQ(str(*g, "type"), "gpu");
   EXPECT_EQ(str(*g, "vendor"), "nvidia");
   EXPECT_EQ(str(*g, "productName"), "NVIDIA H100 80GB HBM3");
@@ -102,6 +103,7 @@ TEST(ResourceSlices, PciBusIdFrom136AndFabricDomain) {
   const Device* g = find_device(slices, "gpu-0000-13-00-0");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(str(*g, "resource.kubernetes.io/pciBusID"), "0000:13:00.0");
+  EXPECT_FALSE(g->attributes.contains("pciBusID"));  // the standard one replaces it
   EXPECT_EQ(str(*g, "nvlinkDomain"), "6a0f4c1e-7d2b-4e8a-9c3f-0b1d2e3f4a5b.1");
 }
 

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace CLI {
@@ -26,11 +27,17 @@ void register_export_command(CLI::App& app, CommandRunner& runner);
 void register_mock_command(CLI::App& app, CommandRunner& runner);
 void register_fit_command(CLI::App& app, CommandRunner& runner);
 void register_capture_command(CLI::App& app, CommandRunner& runner);
+void register_cleanup_command(CLI::App& app, CommandRunner& runner);
+void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner);
+
+/// Registers a subcommand that lives outside this library (`topo agent`, in agent/daemon): main
+/// passes it, so that the CLI does not link the daemon.
+using CommandRegistrar = void (*)(CLI::App& app, CommandRunner& runner);
 
 /// What `topo --version` prints (without the newline); a capture stores it too.
 std::string version_line();
 
 /// Parses argv and runs the chosen command; returns the process exit code. Never throws.
-int run_cli(int argc, char** argv);
+int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra = {});
 
 }  // namespace nodetopo::cli

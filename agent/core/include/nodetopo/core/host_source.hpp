@@ -51,7 +51,8 @@ struct HostSpec {
 ///
 /// Movable, not copyable. Keep it alive while snapshots are taken; a daemon opens it once at
 /// start. Its SysRoot caches resolved paths for its whole life (probes/sys_root.hpp): a daemon
-/// that wants to see hot-plugged devices opens a fresh host per refresh.
+/// that wants to see hot-plugged devices takes its snapshots with SnapshotOptions::reopen_root,
+/// which reads through a fresh SysRoot each time while this host stays open.
 class OpenedHost {
  public:
   OpenedHost(OpenedHost&& other) noexcept;

@@ -21,6 +21,14 @@ struct SnapshotOptions {
   /// Whether to compute NodeSnapshot::digest (one JSON rendering and SHA-256 of it, about a tenth
   /// of a discovery on a 64-GPU host). A one-shot command that prints once turns it off.
   bool with_digest = true;
+  /// Whether to read the host through a SysRoot opened afresh for this snapshot (same path, same
+  /// liveness) instead of OpenedHost::root(). A SysRoot caches resolved paths and holds a
+  /// descriptor of the root directory for its whole life (probes/sys_root.hpp), so a daemon that
+  /// keeps one OpenedHost for the process's life sets this to see hot-plugged devices, and a
+  /// root that is a symbolic link swapped to another tree. What the host set up once (a --mock
+  /// host, the NVML fixture, the process environment) stays; a root that can no longer be opened
+  /// fails the snapshot.
+  bool reopen_root = false;
 };
 
 /// Everything known about the node after one discovery.

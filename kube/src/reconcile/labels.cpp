@@ -1,0 +1,165 @@
+// Labels through the API: the NFD NodeFeature object (nfd-master turns its spec.labels into Node
+// labels; the agent needs rights on one namespaced kind only), or a merge patch of the Node that
+// owns exactly the keys listed in the kOwnedLabelsAnnotation annotation, so a key nodetopo stops
+// publishing is removed and nobody else's label is ever touched.
+#include <set>
+#include <sstream>
+
+#include <nodetopo/exporters/node_labels.hpp>
+
+#include "../log.hpp"
+#include "sinks.hpp"
+
+namespace nodetopo::kube {
+
+namespace {
+
+std::string nodefeature_path(const std::string& ns, const std::string& name = {}) {
+  std::string p =
+      "/apis/nfd.k8s-sigs.io/v1alpha1/namespaces/" + percent_encode(ns) + "/nodefeatures";
+  if (!name.empty()) p += "/" + percent_encode(name);
+  return p;
+}
+
+std::set<std::string> split_keys(const std::string& text) {
+  std::set<std::string> keys;
+  std::stringstream ss(text);
+  std::string k;
+  while (std::getline(ss, k, ',')) {
+    if (!k.empty()) keys.insert(k);
+  }
+  return keys;
+}
+
+}  // namespace
+
+SyncOutcome sync_nodefeature(ApiClient& client, const std::string& node, const std::string& ns,
+                             const std::map<std::string, std::string>& labels) {
+  exporters::LabelMap map(labels.begin(), labels.end());
+  auto rendered = exporters::labels_to_nodefeature(map, node, ns);
+  if (!rendered) return {SyncOutcome::Kind::kFailed, rendered.error().describe(), 0};
+  const Json desired = Json::parse(rendered.value().dump());
+  const std::string name = desired["metadata"]["name"].get<std::string>();
+  const ApiResponse got =
+      client.call({"GET", nodefeature_path(ns, name), "", "", "", "get", "nodefeatures"});
+  if (got.status == 404 && got.json().is_object()) {
+    // No such object (the CRD's absence is told by discovery before we get here): create it.
+    const ApiResponse r = client.call({"POST", nodefeature_path(ns), "", desired.dump(),
+                                       "application/json", "create", "nodefeatures"});
+    if (r.ok()) return {SyncOutcome::Kind::kOk, {}, 1};
+    SyncOutcome f = failure(r, "create", "nodefeatures", ns, name);
+    if (r.status == 404) {
+      f.kind = SyncOutcome::Kind::kParked;  // namespace missing or CRD removed
+    } else if (r.status == 409 || r.status == 0 || r.status >= 500) {
+      f.kind = SyncOutcome::Kind::kConflict;  // created meanwhile (or maybe by us): read again
+    }
+    return f;
+  }
+  if (!got.ok()) return failure(got, "get", "nodefeatures", ns, name);
+  Json current = got.json();
+  const Json want_spec = desired["spec"];
+  const Json& cur_spec = current.contains("spec") ? current["spec"] : Json();
+  const Json want_labels = desired["metadata"]["labels"];
+  Json cur_labels = current["metadata"].value("labels", Json::object());
+  bool labels_ok = true;
+  for (const auto& [k, v] : want_labels.items()) {
+    if (!cur_labels.contains(k) || cur_labels[k] != v) labels_ok = false;
+  }
+  if (cur_spec == want_spec && labels_ok) return {};
+  current["spec"] = want_spec;
+  for (const auto& [k, v] : want_labels.items())
+    current["metadata"]["labels"][k] = v;
+  const ApiResponse r = client.call({"PUT", nodefeature_path(ns, name), "", current.dump(),
+                                     "application/json", "update", "nodefeatures"});
+  if (r.ok()) return {SyncOutcome::Kind::kOk, {}, 1};
+  SyncOutcome f = failure(r, "update", "nodefeatures", ns, name);
+  if (r.status == 404) f.kind = SyncOutcome::Kind::kConflict;
+  return f;
+}
+
+SyncOutcome sync_node_labels(ApiClient& client, const std::string& node,
+                             const std::map<std::string, std::string>& labels) {
+  const std::string path = "/api/v1/nodes/" + percent_encode(node);
+  const ApiResponse got = client.call({"GET", path, "", "", "", "get", "nodes"});
+  if (!got.ok()) {
+    SyncOutcome f = failure(got, "get", "nodes", "", node);
+    if (got.status == 404) f.message = "Node " + node + " does not exist";
+    return f;
+  }
+  const Json n = got.json();
+  const Json& meta = n["metadata"];
+  const Json cur_labels = meta.value("labels", Json::object());
+  const Json cur_ann = meta.value("annotations", Json::object());
+  const std::set<std::string> owned =
+      split_keys(cur_ann.contains(std::string(kOwnedLabelsAnnotation)) &&
+                         cur_ann[std::string(kOwnedLabelsAnnotation)].is_string()
+                     ? cur_ann[std::string(kOwnedLabelsAnnotation)].get<std::string>()
+                     : std::string());
+  Json patch_labels = Json::object();
+  for (const auto& [k, v] : labels) {
+    if (!cur_labels.contains(k) || cur_labels[k] != v) patch_labels[k] = v;
+  }
+  for (const std::string& k : owned) {
+    if (labels.count(k) == 0 && cur_labels.contains(k)) patch_labels[k] = nullptr;
+  }
+  std::string ann;
+  for (const auto& [k, v] : labels)
+    ann += (ann.empty() ? "" : ",") + k;
+  const bool ann_ok = cur_ann.contains(std::string(kOwnedLabelsAnnotation))
+                          ? cur_ann[std::string(kOwnedLabelsAnnotation)] == ann
+                          : labels.empty();
+  if (patch_labels.empty() && ann_ok) return {};
+  Json patch = {{"metadata",
+                 {{"resourceVersion", meta.value("resourceVersion", "")},
+                  {"annotations",
+                   {{std::string(kOwnedLabelsAnnotation), labels.empty() ? Json() : Json(ann)}}}}}};
+  if (!patch_labels.empty()) patch["metadata"]["labels"] = patch_labels;
+  const ApiResponse r = client.call(
+      {"PATCH", path, "", patch.dump(), "application/merge-patch+json", "patch", "nodes"});
+  if (r.ok()) return {SyncOutcome::Kind::kOk, {}, 1};
+  return failure(r, "patch", "nodes", "", node);
+}
+
+SyncOutcome sync_nrt(ApiClient& client, const std::string& node, const Json& nrt) {
+  const std::string base = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies";
+  const std::string path = base + "/" + percent_encode(node);
+  const ApiResponse got = client.call({"GET", path, "", "", "", "get", "noderesourcetopologies"});
+  if (got.status == 404 && got.json().is_object()) {
+    Json obj = nrt;
+    const NodeRef owner = read_node_uid(client, node);
+    if (owner.error) return *owner.error;
+    obj["metadata"]["ownerReferences"] = Json::array(
+        {Json{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}, {"uid", owner.uid}}});
+    const ApiResponse r = client.call(
+        {"POST", base, "", obj.dump(), "application/json", "create", "noderesourcetopologies"});
+    if (r.ok()) return {SyncOutcome::Kind::kOk, {}, 1};
+    SyncOutcome f = failure(r, "create", "noderesourcetopologies", "", node);
+    if (r.status == 404) f.kind = SyncOutcome::Kind::kParked;
+    if (r.status == 409 || r.status == 0 || r.status >= 500) f.kind = SyncOutcome::Kind::kConflict;
+    return f;
+  }
+  if (!got.ok()) return failure(got, "get", "noderesourcetopologies", "", node);
+  Json current = got.json();
+  bool same = true;
+  for (const char* key : {"topologyPolicies", "zones", "attributes"}) {
+    const Json want = nrt.contains(key) ? nrt[key] : Json();
+    const Json have = current.contains(key) ? current[key] : Json();
+    if (want != have) same = false;
+  }
+  if (same) return {};
+  for (const char* key : {"topologyPolicies", "zones", "attributes"}) {
+    if (nrt.contains(key)) {
+      current[key] = nrt[key];
+    } else {
+      current.erase(key);
+    }
+  }
+  const ApiResponse r = client.call(
+      {"PUT", path, "", current.dump(), "application/json", "update", "noderesourcetopologies"});
+  if (r.ok()) return {SyncOutcome::Kind::kOk, {}, 1};
+  SyncOutcome f = failure(r, "update", "noderesourcetopologies", "", node);
+  if (r.status == 404) f.kind = SyncOutcome::Kind::kConflict;
+  return f;
+}
+
+}  // namespace nodetopo::kube

@@ -1,0 +1,80 @@
+// Starting and refusing to start: --mock, a bad config, a bus name already owned, a bad root.
+#include <csignal>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "agent_fixture.hpp"
+
+namespace nodetopo::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string topo() {
+  return (build_dir() / "topo").string();
+}
+
+TEST(AgentStartup, MockHostIsBuiltForTheAgentsLifeAndRemovedAtExit) {
+  TempDir dir;
+  write_file(dir.path() / "agent.yaml",
+             "dbus: {bus: none}\nhttp: {listen: \"\"}\nuevents: {source: none}\nsinks:\n  nfd: "
+             "{path: " +
+                 (dir.path() / "features").string() + "}\n");
+  NotifySocket notify(dir.path() / "notify.sock");
+  Child agent({topo(), "agent", "--config", (dir.path() / "agent.yaml").string(), "--mock",
+               "synthetic:gpus=2,nics=2"},
+              {"NOTIFY_SOCKET=" + notify.path().string(), "TMPDIR=" + dir.path().string()},
+              dir.path() / "agent.log");
+  ASSERT_TRUE(notify.wait_for("READY=1", 10s)) << read_file(dir.path() / "agent.log");
+  EXPECT_NE(read_file(dir.path() / "features").find("nodetopo.dev/"), std::string::npos);
+  const auto mock_dirs = [&] {
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+      if (e.path().filename().string().rfind("nodetopo-mock-", 0) == 0) ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(mock_dirs(), 1U);
+  agent.signal(SIGTERM);
+  const auto status = agent.wait(3s);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  EXPECT_EQ(mock_dirs(), 0U);
+}
+
+TEST(AgentStartup, BadConfigFileStopsTheStartWithItsKeyPath) {
+  TempDir dir;
+  write_file(dir.path() / "agent.yaml", "sinks:\n  nfd:\n    enabled: maybe\n");
+  const auto r = run_command({topo(), "agent", "--config", (dir.path() / "agent.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("agent.yaml: line 3: sinks.nfd.enabled: expected true or false"),
+            std::string::npos)
+      << r.err;
+  const auto missing =
+      run_command({topo(), "agent", "--config", (dir.path() / "absent.yaml").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("absent.yaml"), std::string::npos) << missing.err;
+}
+
+TEST(AgentStartup, BadRootOrBusyBusNameIsAClearFailure) {
+  AgentWithFakes agent;
+  // A second agent on the same bus cannot own the name, and says so.
+  const auto second = run_command(
+      {topo(), "agent", "--config", agent.config_file().string(), "--root", agent.root().string()},
+      {"DBUS_SESSION_BUS_ADDRESS=" + agent.bus_address()});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("cannot own dev.nodetopo.Topology1 on the session bus"),
+            std::string::npos)
+      << second.err;
+  const auto no_root = run_command({topo(), "agent", "--config", agent.config_file().string(),
+                                    "--root", (agent.dir() / "no-such-root").string()},
+                                   {"DBUS_SESSION_BUS_ADDRESS=" + agent.bus_address()});
+  EXPECT_EQ(no_root.exit_code, 1);
+  EXPECT_NE(no_root.err.find("no-such-root"), std::string::npos) << no_root.err;
+  // The running agent is not disturbed.
+  EXPECT_EQ(agent.client().health(), "ok");
+}
+
+}  // namespace
+}  // namespace nodetopo::test
