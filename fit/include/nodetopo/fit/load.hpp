@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nodetopo/fit/model.hpp>
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/fit/model.hpp>
 
 namespace nodetopo::fit {
 

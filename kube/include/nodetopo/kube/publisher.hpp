@@ -38,9 +38,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/kube/api_client.hpp>
 #include <nodetopo/kube/client_config.hpp>
-#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::kube {
 

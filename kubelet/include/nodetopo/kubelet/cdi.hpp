@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <nodetopo/kubelet/devices.hpp>
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/kubelet/devices.hpp>
 
 namespace nodetopo::kubelet {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <nodetopo/kubelet/cdi.hpp>
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/kubelet/cdi.hpp>
 
 namespace nodetopo::kubelet {
 

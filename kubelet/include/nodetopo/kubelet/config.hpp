@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <nodetopo/kubelet/devices.hpp>
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/kubelet/devices.hpp>
 
 namespace nodetopo::kubelet {
 

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <nodetopo/kube/publisher.hpp>
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/kube/publisher.hpp>
 
 namespace nodetopo::kubelet {
 

@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/kubelet/config.hpp>
 #include <nodetopo/kubelet/state.hpp>
-#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::kubelet {
 

@@ -10,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <nodetopo/base/error.hpp>
 #include <nodetopo/kubelet/cdi.hpp>
 #include <nodetopo/kubelet/checkpoint.hpp>
 #include <nodetopo/kubelet/config.hpp>
 #include <nodetopo/kubelet/devices.hpp>
-#include <nodetopo/base/error.hpp>
 
 namespace nodetopo::kubelet {
 

@@ -2,10 +2,10 @@
 // nvidia-smi prints in `topo -m` (X, NV#, PIX, PXB, PHB, NODE, SYS) plus XGMI for AMD, PCIe switch
 // membership, and CPU/NUMA affinity.
 //
-// PCIe semantics (docs/ARCHITECTURE.md, "Relations"): one PCIe switch — its upstream port and the downstream ports below
-// it — counts as ONE bridge. PIX: at most one bridge between the devices (same switch, or two
-// functions of one device). PXB: several bridges, below one host bridge. PHB: through one host
-// bridge. NODE: different host bridges in one NUMA node. SYS: across NUMA nodes.
+// PCIe semantics (docs/ARCHITECTURE.md, "Relations"): one PCIe switch — its upstream port and the
+// downstream ports below it — counts as ONE bridge. PIX: at most one bridge between the devices
+// (same switch, or two functions of one device). PXB: several bridges, below one host bridge. PHB:
+// through one host bridge. NODE: different host bridges in one NUMA node. SYS: across NUMA nodes.
 #pragma once
 
 #include <cstdint>
