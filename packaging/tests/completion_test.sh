@@ -59,7 +59,7 @@ mapfile -t top < <("$topo" --help | awk '/^Subcommands:/ {on = 1; next} on && /^
 expect "topo " "${top[@]}"
 expect "topo d" dump
 expect_none "topo d" matrix export
-expect "topo export " resourceslices labels nrt shape
+expect "topo export " resourceslices labels nrt shape autoscaler-template
 expect "topo mock " list build
 expect "topo dump --" --root --mock --format --output --help
 expect "topo dump --format " text json dot

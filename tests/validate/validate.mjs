@@ -126,11 +126,69 @@ const nrtSchema = {
   },
 };
 
+// Cluster API MachineDeployment / MachineSet (cluster.x-k8s.io, the parts `topo export
+// autoscaler-template --format capi` writes: metadata only; spec as the CRD leaves it open here).
+const capiSchema = (kind) => ({
+  type: "object",
+  required: ["apiVersion", "kind", "metadata"],
+  properties: {
+    apiVersion: { enum: ["cluster.x-k8s.io/v1beta1", "cluster.x-k8s.io/v1beta2"] },
+    kind: { const: kind },
+    metadata: { type: "object", required: ["name"], properties: { annotations: stringMap, labels: stringMap } },
+    spec: { type: "object" },
+  },
+});
+
+// nodetopo.dev/v1alpha1 NodeShapeTemplate (`--format karpenter`, docs/autoscaler.md). Its
+// resourceSlices are validated as ResourceSlices below.
+const nodeShapeTemplateSchema = {
+  type: "object",
+  required: ["apiVersion", "kind", "metadata", "spec"],
+  additionalProperties: false,
+  properties: {
+    apiVersion: { const: "nodetopo.dev/v1alpha1" },
+    kind: { const: "NodeShapeTemplate" },
+    metadata: { type: "object", required: ["name"] },
+    spec: {
+      type: "object",
+      required: ["fingerprint", "placeholders", "nodeLabels", "capacity", "bindings", "resourceSlices"],
+      additionalProperties: false,
+      properties: {
+        fingerprint: { type: "string", pattern: "^[0-9a-f]{12}$" },
+        placeholders: { type: "object", required: ["nodeName", "poolName"], additionalProperties: false, properties: { nodeName: { type: "string" }, poolName: { type: "string" } } },
+        nodeLabels: stringMap,
+        capacity: { type: "object", required: ["cpu", "memory", "pods"], additionalProperties: false, properties: { cpu: intOrString, memory: intOrString, pods: intOrString } },
+        architecture: { type: "string" },
+        taints: { type: "array", items: { type: "object", required: ["key", "effect"], additionalProperties: false, properties: { key: { type: "string" }, value: { type: "string" }, effect: { enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"] } } } },
+        bindings: { type: "array", items: { type: "object", required: ["relation", "attribute", "groups"], additionalProperties: false, properties: { relation: { type: "string" }, attribute: { type: "string" }, groups: { type: "array", items: { type: "object", required: ["value", "devices"], additionalProperties: false, properties: { value: { type: "string" }, devices: { type: "array", minItems: 1, items: { type: "string" } } } } } } } },
+        omittedAttributes: { type: "array", items: { type: "object", required: ["attribute", "reason", "devices"], additionalProperties: false, properties: { attribute: { type: "string" }, reason: { type: "string" }, devices: { type: "integer", minimum: 1 } } } },
+        resourceSlices: { type: "array", items: { type: "object" } },
+      },
+    },
+  },
+};
+
+// AWS `create-or-update-tags --cli-input-json` input (`--format aws-asg-tags`).
+const awsTagsSchema = {
+  type: "object",
+  required: ["Tags"],
+  additionalProperties: false,
+  properties: {
+    Tags: { type: "array", minItems: 1, items: { type: "object", required: ["ResourceId", "ResourceType", "Key", "Value", "PropagateAtLaunch"], additionalProperties: false, properties: { ResourceId: { type: "string", minLength: 1 }, ResourceType: { const: "auto-scaling-group" }, Key: { type: "string", minLength: 1, maxLength: 128 }, Value: { type: "string", maxLength: 256 }, PropagateAtLaunch: { type: "boolean" } } } },
+  },
+};
+
 const ajv = new Ajv({ allErrors: true, strict: false });
 const crds = {
   "nfd.k8s-sigs.io/v1alpha1/NodeFeature": ajv.compile(nodeFeatureSchema),
   "topology.node.k8s.io/v1alpha2/NodeResourceTopology": ajv.compile(nrtSchema),
+  "cluster.x-k8s.io/v1beta1/MachineDeployment": ajv.compile(capiSchema("MachineDeployment")),
+  "cluster.x-k8s.io/v1beta1/MachineSet": ajv.compile(capiSchema("MachineSet")),
+  "cluster.x-k8s.io/v1beta2/MachineDeployment": ajv.compile(capiSchema("MachineDeployment")),
+  "cluster.x-k8s.io/v1beta2/MachineSet": ajv.compile(capiSchema("MachineSet")),
+  "nodetopo.dev/v1alpha1/NodeShapeTemplate": ajv.compile(nodeShapeTemplateSchema),
 };
+const validateAwsTags = ajv.compile(awsTagsSchema);
 
 // Label rules (k8s.io/apimachinery validation.IsQualifiedName / IsValidLabelValue), written here
 // independently of nodetopo's C++ implementation.
@@ -146,6 +204,58 @@ function labelProblems(labels, where, ownLabels) {
     if (name.length > 63 || !nameRe.test(name)) out.push(`${where}: label key ${key}: bad name`);
     if (typeof value !== "string" || value.length > 63 || (value !== "" && !nameRe.test(value))) out.push(`${where}: label ${key}: bad value ${JSON.stringify(value)}`);
     if (ownLabels && /(^|\.)(kubernetes\.io|k8s\.io)$/.test(prefix)) out.push(`${where}: label key ${key} is under a prefix reserved for Kubernetes`);
+  }
+  return out;
+}
+
+// Kubernetes quantities (k8s.io/apimachinery resource.ParseQuantity, the forms used here).
+const quantityRe = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
+const taintRe = /^([^=:,]+)(=([^:,]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/;
+
+// The capacity annotations as Cluster Autoscaler's Cluster API provider parses them
+// (cloudprovider/clusterapi/clusterapi_utils.go): quantities, "k=v,..." labels, "k=v:Effect,..."
+// taints.
+function capiAnnotationProblems(annotations) {
+  const out = [];
+  const p = "capacity.cluster-autoscaler.kubernetes.io/";
+  for (const [key, value] of Object.entries(annotations ?? {})) {
+    if (!key.startsWith(p)) continue;
+    const name = key.slice(p.length);
+    if (["cpu", "memory", "ephemeral-disk", "maxPods", "gpu-count"].includes(name)) {
+      if (!quantityRe.test(value)) out.push(`annotation ${key}: ${JSON.stringify(value)} is not a quantity`);
+      if ((name === "maxPods" || name === "gpu-count") && !/^[0-9]+$/.test(value)) out.push(`annotation ${key}: must be a whole number`);
+    } else if (name === "labels") {
+      const labels = {};
+      for (const item of value.split(",")) {
+        const eq = item.indexOf("=");
+        if (eq < 0) out.push(`annotation ${key}: ${JSON.stringify(item)} is not key=value`);
+        else labels[item.slice(0, eq)] = item.slice(eq + 1);
+      }
+      out.push(...labelProblems(labels, `annotation ${key}`, false));
+    } else if (name === "taints") {
+      for (const item of value.split(",")) if (!taintRe.test(item)) out.push(`annotation ${key}: bad taint ${JSON.stringify(item)}`);
+    } else if (name === "dra-driver") {
+      if (value.length > 63 || !dns1123Subdomain.test(value)) out.push(`annotation ${key}: ${JSON.stringify(value)} is not a driver name (DNS subdomain <= 63)`);
+    } else if (!["gpu-type", "csi-driver"].includes(name)) {
+      out.push(`annotation ${key}: not an annotation Cluster Autoscaler reads`);
+    }
+  }
+  if ((annotations ?? {})[p + "dra-driver"] !== undefined && (annotations ?? {})[p + "gpu-count"] === undefined) out.push("dra-driver without gpu-count: Cluster Autoscaler builds no slice");
+  return out;
+}
+
+// AWS node-template tags as Cluster Autoscaler's AWS provider reads them (cloudprovider/aws).
+function awsTagProblems(doc) {
+  if (!validateAwsTags(doc)) return [ajv.errorsText(validateAwsTags.errors, { dataVar: "tags" })];
+  const out = [];
+  const p = "k8s.io/cluster-autoscaler/node-template/";
+  for (const t of doc.Tags) {
+    if (!t.Key.startsWith(p)) { out.push(`tag ${t.Key}: not a node-template tag`); continue; }
+    const rest = t.Key.slice(p.length);
+    if (rest.startsWith("label/")) out.push(...labelProblems({ [rest.slice(6)]: t.Value }, `tag ${t.Key}`, false));
+    else if (rest.startsWith("taint/")) { if (!taintRe.test(`${rest.slice(6)}=${t.Value}`)) out.push(`tag ${t.Key}: bad taint value ${JSON.stringify(t.Value)}`); }
+    else if (rest.startsWith("resources/")) { if (!quantityRe.test(t.Value)) out.push(`tag ${t.Key}: ${JSON.stringify(t.Value)} is not a quantity`); }
+    else out.push(`tag ${t.Key}: unknown node-template tag`);
   }
   return out;
 }
@@ -168,6 +278,7 @@ export function validateObject(obj, file, isPatch) {
     }
     return problems.map((p) => `Node patch: ${p}`);
   }
+  if (obj !== null && typeof obj === "object" && !obj.apiVersion && Array.isArray(obj.Tags)) return awsTagProblems(obj).map((p) => `AWS ASG tags: ${p}`);
   if (obj === null || typeof obj !== "object" || !obj.apiVersion || !obj.kind) return [`${file}: not a Kubernetes object (apiVersion and kind required)`];
   const id = `${obj.apiVersion}/${obj.kind}`;
   const problems = [];
@@ -189,6 +300,14 @@ export function validateObject(obj, file, isPatch) {
   }
   problems.push(...labelProblems(obj.metadata?.labels, "metadata.labels", false));
   if (id === "nfd.k8s-sigs.io/v1alpha1/NodeFeature") problems.push(...labelProblems(obj.spec?.labels, "spec.labels", true));
+  if (obj.apiVersion?.startsWith("cluster.x-k8s.io/")) problems.push(...capiAnnotationProblems(obj.metadata?.annotations));
+  if (id === "nodetopo.dev/v1alpha1/NodeShapeTemplate") {
+    problems.push(...labelProblems(obj.spec?.nodeLabels, "spec.nodeLabels", false));
+    (obj.spec?.resourceSlices ?? []).forEach((s, i) => {
+      if (`${s?.apiVersion}/${s?.kind}` !== "resource.k8s.io/v1/ResourceSlice") problems.push(`spec.resourceSlices[${i}]: not a resource.k8s.io/v1 ResourceSlice`);
+      else problems.push(...validateObject(s, file, false).map((p) => `spec.resourceSlices[${i}]: ${p}`));
+    });
+  }
   return problems.map((p) => `${describe(obj)}: ${p}`);
 }
 

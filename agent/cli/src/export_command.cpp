@@ -204,14 +204,19 @@ void register_shape(CLI::App& parent, CommandRunner& runner) {
 
 }  // namespace
 
+// autoscaler_command.cpp
+void register_autoscaler_template(CLI::App& parent, CommandRunner& runner);
+
 void register_export_command(CLI::App& app, CommandRunner& runner) {
   CLI::App* cmd = app.add_subcommand(
-      "export", "Render the node for Kubernetes: resourceslices, labels, nrt, shape");
+      "export",
+      "Render the node for Kubernetes: resourceslices, labels, nrt, shape, autoscaler-template");
   cmd->require_subcommand(1);
   register_slices(*cmd, runner);
   register_labels(*cmd, runner);
   register_nrt(*cmd, runner);
   register_shape(*cmd, runner);
+  register_autoscaler_template(*cmd, runner);
 }
 
 }  // namespace nodetopo::cli

@@ -26,6 +26,8 @@
 #include <nodetopo/fit/explain.hpp>
 #include <nodetopo/fit/load.hpp>
 
+#include "autoscaler_view.hpp"
+
 namespace nodetopo::cli {
 
 namespace {
@@ -39,6 +41,7 @@ struct FitCommand {
   std::vector<std::string> claims;
   std::vector<std::string> classes;
   std::vector<std::string> slices;
+  std::string template_file;  ///< --template: an autoscaler template instead of a node
   std::vector<std::string> allocated;
   std::string node;
   std::string k8s = "1.34";
@@ -152,7 +155,14 @@ int run_fit(FitCommand& opts) {
     return bad_input("no ResourceClaim, ResourceClaimTemplate or Pod with claims in the inputs");
 
   std::string node = opts.node;
-  if (!opts.slices.empty()) {
+  if (!opts.template_file.empty()) {
+    if (node.empty()) node = std::string(kTemplateNodeName);
+    auto view = read_template_view(opts.template_file, node);
+    if (!view) return bad_input(view.error().describe());
+    for (const std::string& n : view->notes)
+      std::cerr << "topo fit: note: " << n << "\n";
+    inputs.slices = std::move(view->slices);
+  } else if (!opts.slices.empty()) {
     fit::Inputs slice_inputs;
     for (const std::string& f : opts.slices) {
       auto text = read_file(f);
@@ -217,6 +227,13 @@ void register_fit_command(CLI::App& app, CommandRunner& runner) {
                                         "instead of rendering them from "
                                         "the host")
                             ->type_name("FILE");
+  CLI::Option* templ =
+      cmd->add_option("--template", opts->template_file,
+                      "Fit against a node-group template (`topo export autoscaler-template` "
+                      "output, any format) instead of a node: what the autoscaler's template "
+                      "node holds, ${NODE_NAME} and ${POOL_NAME} replaced by --node (default "
+                      "template-node)")
+          ->type_name("FILE");
   add_host_options(*cmd, opts->source.spec());
   cmd->add_option("--allocated", opts->allocated,
                   "Files with ResourceClaims already allocated on the node (status.allocation): "
@@ -245,7 +262,11 @@ void register_fit_command(CLI::App& app, CommandRunner& runner) {
   for (CLI::Option* o : {cmd->get_option("--root"), cmd->get_option("--mock")}) {
     slices->excludes(o);
     o->excludes(slices);
+    templ->excludes(o);
+    o->excludes(templ);
   }
+  templ->excludes(slices);
+  slices->excludes(templ);
   cmd->callback([&runner, opts] { runner = [opts] { return run_fit(*opts); }; });
 }
 
