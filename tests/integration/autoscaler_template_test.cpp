@@ -91,6 +91,17 @@ spec:
   selectors:
   - cel:
       expression: device.driver == "nodetopo.dev" && device.attributes["nodetopo.dev"].type == "nic"
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: nodetopo-rdma-nic
+spec:
+  selectors:
+  - cel:
+      expression: >-
+        device.driver == "nodetopo.dev" && device.attributes["nodetopo.dev"].type == "nic" &&
+        "rdmaDevice" in device.attributes["nodetopo.dev"]
 )";
 
 std::string claim(const std::string& name, const std::string& requests,
@@ -130,6 +141,13 @@ const std::map<std::string, std::string>& shape_claims() {
              gpus("gpu", 1) +
                  "    - name: nic\n      exactly:\n        deviceClassName: nodetopo-nic\n",
              "    - requests: [gpu, nic]\n      matchAttribute: nodetopo.dev/pcieSwitch\n")},
+      // A presence test on a binding (rdmaDevice) works from zero.
+      {"gpu-rdma-nic-one-root",
+       claim(
+           "gpu-rdma-nic-one-root",
+           gpus("gpu", 1) +
+               "    - name: nic\n      exactly:\n        deviceClassName: nodetopo-rdma-nic\n",
+           "    - requests: [gpu, nic]\n      matchAttribute: resource.kubernetes.io/pcieRoot\n")},
   };
   return claims;
 }
@@ -276,6 +294,13 @@ TEST(AutoscalerTemplate, CapiReportClassifiesClaims) {
           gpus(
               "gpu", 1,
               R"(device.attributes["nodetopo.dev"].uuid == "GPU-db88f37d-73a8-4e78-85c9-deb9633791f4")"))));
+  // A binding's value is per node: a selector on it cannot work from zero either.
+  files.push_back(write("pinned-nic.yaml",
+                        claim("pinned-nic",
+                              "    - name: nic\n      exactly:\n        deviceClassName: "
+                              "nodetopo-nic\n        selectors:\n        - cel:\n            "
+                              "expression: 'device.attributes[\"nodetopo.dev\"].ifName == "
+                              "\"ibp24s0\"'\n")));
   const std::string report = (scratch().path() / "report.json").string();
   std::vector<std::string> extra = {"--class", classes_file(), "--report", report, "--claims"};
   extra.insert(extra.end(), files.begin(), files.end());
@@ -299,6 +324,8 @@ TEST(AutoscalerTemplate, CapiReportClassifiesClaims) {
   EXPECT_EQ(verdict["four-gpus-one-numa"], "not-in-view");
   EXPECT_EQ(verdict["two-gpus-one-nvlink"], "not-in-view");
   EXPECT_EQ(verdict["gpu-nic-one-switch"], "not-in-view");
+  EXPECT_EQ(verdict["gpu-rdma-nic-one-root"], "not-in-view");
+  EXPECT_EQ(verdict["pinned-nic"], "node-unique");
 
   // The same claims against the full template (custom providers): only the pinned one and
   // those that fit no node of this shape stay out.
@@ -306,7 +333,8 @@ TEST(AutoscalerTemplate, CapiReportClassifiesClaims) {
   ASSERT_EQ(slices.exit_code, 0) << slices.err;
   const auto k = nlohmann::json::parse(test::read_file(report));
   for (const auto& c : k["claims"]) {
-    const std::string want = c["claim"] == "pinned-gpu" ? "node-unique"
+    const bool pinned = c["claim"] == "pinned-gpu" || c["claim"] == "pinned-nic";
+    const std::string want = pinned ? "node-unique"
                              : (c["claim"] == "nine-gpus" || c["claim"] == "five-gpus-one-numa")
                                  ? "no-fit"
                                  : "scales-from-zero";

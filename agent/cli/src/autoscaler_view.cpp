@@ -151,14 +151,19 @@ bool ident_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 
-// Whether a CEL expression reads attribute `key` of the driver's domain: `.key` or
-// `["key"]` as a whole identifier. Textual on purpose: a mention is enough to depend on it.
-bool mentions(const std::string& expr, const std::string& key) {
+// Whether a CEL expression reads attribute `key` of the driver's domain: `.key` or `["key"]`
+// (its value), or with `presence_too` also `"key" in ...` (whether it exists). Textual on
+// purpose: a mention is enough to depend on it.
+bool mentions(const std::string& expr, const std::string& key, bool presence_too) {
   for (std::size_t pos = expr.find(key); pos != std::string::npos; pos = expr.find(key, pos + 1)) {
     const char before = pos > 0 ? expr[pos - 1] : ' ';
     const std::size_t end = pos + key.size();
     const char after = end < expr.size() ? expr[end] : ' ';
-    if ((before == '.' || before == '"' || before == '\'') && !ident_char(after)) return true;
+    if (ident_char(after)) continue;
+    if (before == '.') return true;
+    if (before != '"' && before != '\'') continue;
+    const bool indexed = pos >= 2 && expr[pos - 2] == '[';
+    if (indexed || presence_too) return true;
   }
   return false;
 }
@@ -186,11 +191,14 @@ std::string node_unique_use(const fit::ResourceClaim& claim, const fit::Inputs& 
     for (const fit::ExactRequest& e : q.first_available)
       add_request(e);
   }
-  std::vector<std::string> named = r.unique_attributes;
-  named.insert(named.end(), r.binding_attributes.begin(), r.binding_attributes.end());
   for (const std::string& s : selectors) {
-    for (const std::string& key : named) {
-      if (mentions(s, key)) return "a selector reads \"" + key + "\" (" + s + ")";
+    for (const std::string& key : r.unique_attributes) {
+      if (mentions(s, key, true)) return "a selector reads \"" + key + "\" (" + s + ")";
+    }
+    for (const std::string& key : r.binding_attributes) {
+      if (mentions(s, key, false)) {
+        return "a selector reads the value of \"" + key + "\", a per-node id (" + s + ")";
+      }
     }
   }
   for (const fit::DeviceConstraint& c : claim.constraints) {

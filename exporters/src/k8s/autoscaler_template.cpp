@@ -42,12 +42,15 @@ constexpr std::array kRules = {
     AttributeRule{"resource.kubernetes.io/pciBusID", C::kShapeStable, kPciLayout},
     AttributeRule{"pciBusID", C::kShapeStable, kPciLayout},
     AttributeRule{"pcieSwitch", C::kShapeStable, kPciLayout},
-    AttributeRule{"ifName", C::kShapeStable,
-                  "predictable interface names derive from the PCI slot: the same on machines of "
-                  "one layout and image"},
-    AttributeRule{"rdmaDevice", C::kShapeStable,
-                  "RDMA device names (mlx5_<n>) follow the PCI order: the same on machines of one "
-                  "layout and image"},
+    AttributeRule{"ifName", C::kBinding,
+                  "interface names follow the node's naming policy (udev, firmware slot numbers, "
+                  "renames by network operators) and the shape fingerprint ignores them: kept as "
+                  "a template-local id, so that a test for its presence works from zero and a "
+                  "selector on its value does not"},
+    AttributeRule{"rdmaDevice", C::kBinding,
+                  "RDMA device names (mlx5_<n>, or names from the rdma naming policy) follow the "
+                  "order drivers bind and the node's policy: kept as a template-local id, so that "
+                  "`\"rdmaDevice\" in ...` works from zero and a selector on the name does not"},
     AttributeRule{"driver", C::kShapeStable, kImage},
     AttributeRule{"driverVersion", C::kShapeStable, kImage},
     AttributeRule{"sharing", C::kShapeStable, "the node's export settings"},
@@ -101,23 +104,37 @@ std::string plain_value(const dra::AttributeValue& v) {
 std::string binding_prefix(std::string_view key) {
   if (key == "nvlinkDomain") return "template-nvlink";
   if (key == "xgmiDomain") return "template-xgmi";
+  if (key == "ifName") return "template-if";
+  if (key == "rdmaDevice") return "template-rdma";
   return "template-" + std::string(key);
+}
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+// The memory an autoscaler should assume: identical on every machine of the shape and not above
+// what a node reports. Firmware and the kernel keep a varying few percent of DRAM, so the
+// reported size differs a little between machines and boots; rounding each NUMA node's DRAM up
+// to an 8 GiB step recovers the installed DIMMs (as the shape fingerprint does), and 1/32 of that
+// is taken off for what firmware and the kernel keep.
+std::uint64_t template_memory(const Topology& topology) {
+  std::uint64_t installed = 0;
+  for (NodeIndex i : topology.nodes_of_kind(NodeKind::kNumaNode)) {
+    const auto& n = topology.node(i).as<NumaInfo>();
+    if (!n.subtype.empty() || n.memory_bytes == 0) continue;  // GPU or CXL memory
+    const std::uint64_t gib = (n.memory_bytes + kGiB - 1) / kGiB;
+    installed += (gib <= 8 ? gib : (gib + 7) / 8 * 8) * kGiB;
+  }
+  return installed - installed / 32;
 }
 
 NodeCapacity capacity_of(const Topology& topology) {
   NodeCapacity c;
-  if (const auto* m = topology.root().get_if<MachineInfo>()) {
-    c.memory_bytes = m->memory_bytes;
-    c.architecture = m->architecture;
-  }
+  if (const auto* m = topology.root().get_if<MachineInfo>()) c.architecture = m->architecture;
   CpuSet cpus;
   for (NodeIndex i : topology.nodes_of_kind(NodeKind::kPackage))
     cpus |= topology.node(i).as<PackageInfo>().cpus;
   c.cpus = static_cast<std::uint32_t>(cpus.count());
-  if (c.memory_bytes == 0) {
-    for (NodeIndex i : topology.nodes_of_kind(NodeKind::kNumaNode))
-      c.memory_bytes += topology.node(i).as<NumaInfo>().memory_bytes;
-  }
+  c.memory_bytes = template_memory(topology);
   return c;
 }
 

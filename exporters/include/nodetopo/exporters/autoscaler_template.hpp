@@ -85,9 +85,11 @@ struct Binding {
 
 /// CPU, memory and architecture of the node, for the capacity an autoscaler assumes.
 struct NodeCapacity {
-  std::uint32_t cpus = 0;          ///< logical CPUs
-  std::uint64_t memory_bytes = 0;  ///< all NUMA nodes
-  std::string architecture;        ///< "x86_64", ...
+  std::uint32_t cpus = 0;  ///< logical CPUs
+  /// DRAM of all NUMA nodes, each rounded up to the installed 8 GiB step, less 1/32 for what
+  /// firmware and the kernel keep: the same on every machine of the shape.
+  std::uint64_t memory_bytes = 0;
+  std::string architecture;  ///< "x86_64", ...
 };
 
 struct Template {
