@@ -372,6 +372,13 @@ TEST(AutoscalerTemplate, BadInputIsRefusedNamingTheFile) {
   r = export_template(host("dgx-h100"), "capi", {"--taint", "no-effect"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "no-effect")) << r.err;
+  r = export_template(host("dgx-h100"), "capi",
+                      {"--claims", (scratch().path() / "missing-claims.yaml").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "missing-claims.yaml")) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  r = export_template(host("dgx-h100"), "capi", {"--report", "r.json"});
+  EXPECT_EQ(r.exit_code, 2);
   r = export_template(host("dgx-h100"), "capi", {"--format", "nope"});
   EXPECT_EQ(r.exit_code, 2);
 }

@@ -142,7 +142,10 @@ int run(TemplateCommand& opts) {
   const std::string doc = render(*t, opts);
   if (!opts.claims.empty()) {
     auto json = report(*t, opts, doc);
-    if (!json) return fail(kCommand, json.error().describe());
+    if (!json) {  // bad claims are bad input, as for `topo fit`
+      std::cerr << "topo " << kCommand << ": " << json.error().describe() << "\n";
+      return kExitUsage;
+    }
     if (!opts.report.empty()) {
       if (int rc = emit(kCommand, opts.report, *json); rc != kExitOk) return rc;
     }
@@ -158,7 +161,8 @@ void register_autoscaler_template(CLI::App& parent, CommandRunner& runner) {
       "autoscaler-template",
       "A node-group template for an autoscaler from this node's shape: Cluster API annotations, "
       "AWS ASG tags, ResourceSlices for custom providers, or a slice template with attribute "
-      "bindings (karpenter). Node-unique attributes are left out with a warning");
+      "bindings (karpenter). Node-unique attributes are left out with a warning. Exit 0 written, "
+      "1 the host or its slices failed, 2 usage or unreadable --claims");
   add_host_options(*cmd, opts->source.spec());
   cmd->add_option("--format", opts->format,
                   "capi: MachineDeployment/MachineSet capacity annotations; aws-asg-tags: ASG "
