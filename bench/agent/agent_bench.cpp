@@ -9,7 +9,8 @@
 //   kube    the idle measure again with the Kubernetes sink on, against the fake API server
 //           (tests/fakes/kube-apiserver; bookmarks every 60 s as a real one sends them)
 //
-//   nodetopo_agent_bench [idle_seconds=60] [latency_runs=40] [storm_calls=400] [kube_idle_seconds=0]
+//   nodetopo_agent_bench [idle_seconds=60] [latency_runs=40] [storm_calls=400]
+//   [kube_idle_seconds=0]
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -138,8 +139,9 @@ void idle_kube(int seconds) {
   FakeApiServer fake(fo);
   AgentSettings s = idle_settings();
   const auto kubeconfig = fake.write_kubeconfig("kc", "    token: token-1\n");
-  s.extra_yaml = "node_name: node-a\nkubernetes:\n  enabled: true\n  kubeconfig: " +
-                 kubeconfig.string() + "\n  labels: nodefeature\n";
+  s.extra_yaml =
+      "node_name: node-a\nkubernetes:\n  enabled: true\n  kubeconfig: " + kubeconfig.string() +
+      "\n  labels: nodefeature\n";
   AgentWithFakes agent(s);
   if (!eventually([&] { return !fake.objects("resourceslices").empty(); },
                   std::chrono::seconds(20))) {
