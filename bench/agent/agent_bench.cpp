@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -37,6 +38,7 @@ struct ProcSample {
   double cpu_ms = 0;
   long switches = 0;  // voluntary + involuntary, all threads
   int threads = 0;
+  std::map<long, long> per_thread;  ///< tid -> its switches (which thread wakes, and how often)
 };
 
 long field(const std::string& status, const std::string& key) {
@@ -54,7 +56,9 @@ ProcSample sample(pid_t pid) {
   s.threads = static_cast<int>(field(status, "Threads:"));
   for (const auto& task : std::filesystem::directory_iterator(base + "/task")) {
     const std::string t = read_file(task.path() / "status");
-    s.switches += field(t, "voluntary_ctxt_switches:") + field(t, "nonvoluntary_ctxt_switches:");
+    const long n = field(t, "voluntary_ctxt_switches:") + field(t, "nonvoluntary_ctxt_switches:");
+    s.switches += n;
+    s.per_thread[std::stol(task.path().filename().string())] = n;
   }
   // utime and stime are fields 14 and 15 of stat, after the parenthesised command name.
   const std::string stat = read_file(base + "/stat");
@@ -110,6 +114,14 @@ void measure_idle(AgentWithFakes& agent, int seconds, const char* label) {
       "(%ld context switches)\n",
       label, seconds, b.threads, b.rss_mib, b.hwm_mib, b.cpu_ms - a.cpu_ms,
       static_cast<double>(b.switches - a.switches) / minutes, b.switches - a.switches);
+  // Threads in creation order (tids grow): the loop (the pid itself), the discovery worker, then
+  // the HTTP thread and, with the Kubernetes sink, the publisher.
+  std::printf("  context switches per thread (tid order):");
+  for (const auto& [tid, n] : b.per_thread) {
+    const auto before = a.per_thread.find(tid);
+    std::printf(" %ld", n - (before == a.per_thread.end() ? 0 : before->second));
+  }
+  std::printf("\n");
   print_rollup(agent.agent().pid());
   // After one more discovery (what every resync does): the RSS a long-running agent keeps.
   agent.client().refresh();
