@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -132,6 +133,9 @@ class EvHttpServer final : public HttpServer {
       port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                                 : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     }
+    // libevent writes to its sockets with writev(), which raises SIGPIPE when a client hung up
+    // before the answer was sent (a scrape timed out): the default action would end the agent.
+    ::signal(SIGPIPE, SIG_IGN);
     base_ = event_base_new();
     http_ = base_ != nullptr ? evhttp_new(base_) : nullptr;
     if (http_ == nullptr || evhttp_accept_socket(http_, fd) != 0) {
