@@ -15,7 +15,8 @@ find_package(Threads REQUIRED)
 # topo agent (agent/daemon): sd-event/sd-daemon, the D-Bus library, the HTTP server.
 pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd>=247)
 find_package(sdbus-c++ 1.2 REQUIRED)
-pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd>=0.9.71)
+# libevent_core + libevent_extra (evhttp): no TLS library behind it, unlike libmicrohttpd (GnuTLS).
+pkg_check_modules(LIBEVENT REQUIRED IMPORTED_TARGET libevent_core>=2.1 libevent_extra>=2.1)
 find_package(CURL 7.77 REQUIRED)  # kube: the API client (CURLOPT_*_BLOB for inline certificates)
 if(NODETOPO_BUILD_TESTS)
   find_package(GTest REQUIRED)

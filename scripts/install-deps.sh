@@ -11,7 +11,7 @@ packages=(
   libhwloc-dev libpci-dev libsdbus-c++-dev libsystemd-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   # topo agent: the D-Bus glue generator (sdbus-c++-xml2cpp) and the HTTP server library
-  libsdbus-c++-bin libmicrohttpd-dev
+  libsdbus-c++-bin libevent-dev
   # fit/: CEL matches() and the regex library use RE2
   libre2-dev
   # `topo capture` writes its .tar.gz with libarchive

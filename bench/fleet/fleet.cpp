@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
   test::FakeOptions fo;
   fo.nodes = nodes;
   fo.bookmark_ms = 60'000;
+  fo.control_timeout_s = 300;  // the polls below wait behind a thousand clients' requests
   test::FakeApiServer fake(fo);
 
   std::vector<std::shared_ptr<const Topology>> topo;

@@ -387,8 +387,8 @@ std::pair<int, std::string> AgentWithFakes::http_get(const std::string& path) {
   }
   const auto body = response.find("\r\n\r\n");
   std::string text = body == std::string::npos ? "" : response.substr(body + 4);
-  // libmicrohttpd answers HTTP/1.1 with chunked encoding unless told the length; it sets the
-  // length for buffers, but decode chunks in case.
+  // A server may answer HTTP/1.1 with chunked encoding; ours sets the length, but decode chunks
+  // in case.
   if (response.find("Transfer-Encoding: chunked") != std::string::npos) {
     std::string decoded;
     std::size_t at = 0;

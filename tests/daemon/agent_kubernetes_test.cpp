@@ -104,5 +104,29 @@ TEST(AgentKubernetes, IdleResyncWritesNothingAndAWipeIsRepaired) {
   EXPECT_LT(std::chrono::steady_clock::now() - asked, 2s);
 }
 
+TEST(AgentKubernetes, TheSinkModuleIsLoadedOnlyWhenEnabledAndItsAbsenceIsNamed) {
+  FakeApiServer fake(FakeOptions{.crds = {"nfd"}});
+  {
+    AgentWithFakes agent(kube_settings(fake, "interval: 1h\n  jitter: 0s"));
+    ASSERT_TRUE(eventually([&] { return gpus(slice_devices(fake)) == 2; }, 8s)) << agent.log();
+    const std::string maps = read_file("/proc/" + std::to_string(agent.agent().pid()) + "/maps");
+    EXPECT_NE(maps.find("nodetopo-kube-sink.so"), std::string::npos);
+    EXPECT_NE(maps.find("libcurl"), std::string::npos);
+  }
+  // A module that is not there: the agent runs, publishes its files, and says what is missing.
+  AgentSettings s = kube_settings(fake, "interval: 1h\n  jitter: 0s");
+  s.env = {"NODETOPO_KUBE_SINK_MODULE_PATH=/nonexistent/nodetopo-kube-sink.so"};
+  AgentWithFakes agent(s);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return agent.client().health().find("nodetopo-kube-sink.so is not installed") !=
+               std::string::npos;
+      },
+      8s))
+      << agent.client().health();
+  EXPECT_NE(agent.client().health().find("/nonexistent/nodetopo-kube-sink.so"), std::string::npos);
+  EXPECT_EQ(agent.http_get("/readyz").first, 503);
+}
+
 }  // namespace
 }  // namespace nodetopo::test

@@ -76,5 +76,40 @@ TEST(AgentStartup, BadRootOrBusyBusNameIsAClearFailure) {
   EXPECT_EQ(agent.client().health(), "ok");
 }
 
+// What the agent process maps: its executable's name and whether any mapped file's name
+// contains `needle` ("libgrpc", "libcurl").
+std::string exe_name(pid_t pid) {
+  return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe").filename();
+}
+bool maps(pid_t pid, const std::string& needle) {
+  return read_file("/proc/" + std::to_string(pid) + "/maps").find(needle) != std::string::npos;
+}
+
+TEST(AgentStartup, RunsAsTopoAgentWithoutTheOtherCommandsLibraries) {
+  // `topo agent` replaces itself with topo-agent: same pid (the fixture's Child is what systemd
+  // would watch), none of gRPC, libarchive or (without the Kubernetes sink) libcurl mapped.
+  AgentWithFakes agent;
+  const pid_t pid = agent.agent().pid();
+  EXPECT_EQ(exe_name(pid), "topo-agent");
+  EXPECT_TRUE(maps(pid, "libsystemd"));  // the check itself reads the right file
+  EXPECT_FALSE(maps(pid, "libgrpc"));
+  EXPECT_FALSE(maps(pid, "libprotobuf"));
+  EXPECT_FALSE(maps(pid, "libarchive"));
+  EXPECT_FALSE(maps(pid, "libcurl"));
+  EXPECT_FALSE(maps(pid, "nodetopo-kube-sink"));
+  EXPECT_EQ(agent.client().health(), "ok");
+}
+
+TEST(AgentStartup, InProcessFallbackRunsTheSameAgent) {
+  // Where topo-agent cannot be found, or with NODETOPO_AGENT_IN_PROCESS=1, topo runs the agent
+  // itself: the same behaviour, with topo's larger set of libraries.
+  AgentSettings s;
+  s.env = {"NODETOPO_AGENT_IN_PROCESS=1"};
+  AgentWithFakes agent(s);
+  EXPECT_EQ(exe_name(agent.agent().pid()), "topo");
+  EXPECT_EQ(agent.client().health(), "ok");
+  EXPECT_EQ(agent.http_get("/healthz").first, 200);
+}
+
 }  // namespace
 }  // namespace nodetopo::test

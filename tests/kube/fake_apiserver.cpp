@@ -154,7 +154,7 @@ nlohmann::json FakeApiServer::control(const std::string& method, const std::stri
   if (method != "GET") curl_easy_setopt(e, CURLOPT_POSTFIELDS, payload.c_str());
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, &response);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT, options_.control_timeout_s);
   const CURLcode rc = curl_easy_perform(e);
   curl_easy_cleanup(e);
   if (rc != CURLE_OK) {

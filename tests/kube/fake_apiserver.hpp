@@ -26,6 +26,9 @@ struct FakeOptions {
   std::string token = "token-1";
   int bookmark_ms = 300;
   bool dra = true;
+  /// Timeout of one control request (/_fake/*). The fleet bench raises it: a server busy with a
+  /// thousand clients answers its polls late, which is what it measures, not a failure.
+  long control_timeout_s = 10;
 };
 
 class FakeApiServer {

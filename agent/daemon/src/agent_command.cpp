@@ -8,6 +8,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <malloc.h>
 
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/daemon/agent_command.hpp>
@@ -61,6 +62,11 @@ int run_agent(const AgentOptions& opts) {
   }
   configure_agent_logging(config);
 
+  // One malloc arena for the agent's two or three threads (loop, discovery worker, Kubernetes
+  // publisher): they rarely allocate at the same time, and each further arena would keep its
+  // own free pages. Set before any thread exists.
+  mallopt(M_ARENA_MAX, 1);
+
   ManagerOptions m;
   m.config = std::move(config);
   m.config_path = path;
@@ -105,6 +111,36 @@ void register_agent_command(CLI::App& app, std::function<int()>& runner) {
                   "path) and exit: 0 valid, 1 invalid")
       ->type_name("FILE");
   cmd->callback([&runner, opts] { runner = [opts] { return run_agent(*opts); }; });
+}
+
+int agent_main(int argc, char** argv) {
+  // The same app as `topo`'s (name, version flag, exit codes), holding only this subcommand.
+  CLI::App app{"topo: node hardware topology discovery (nodetopo)", "topo"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("topo (nodetopo) ") + NODETOPO_VERSION);
+  std::function<int()> runner;
+  register_agent_command(app, runner);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  // As `topo` does before running a command: the agent's own settings follow from its config.
+  configure_logging(spdlog::level::err, LogFormat::kText);
+  if (!runner) return 2;
+  try {
+    return runner();
+  } catch (const std::exception& e) {
+    std::cerr << "topo: internal error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace nodetopo::daemon

@@ -242,9 +242,10 @@ void ApiClient::wait(Millis duration) {
     if (woken_.exchange(false)) return;
     const auto now = Clock::now();
     if (now >= deadline) return;
-    if (service(std::min(std::chrono::duration_cast<Millis>(deadline - now), Millis(500)))) {
-      return;
-    }
+    // The whole remaining time in one poll: update(), resync() and stop() interrupt it with
+    // curl_multi_wakeup (sticky: a wakeup just before the poll ends it at once), watch events
+    // and curl's own timers end it too. A shorter cap only woke an idle agent twice a second.
+    if (service(std::chrono::duration_cast<Millis>(deadline - now))) return;
   }
 }
 

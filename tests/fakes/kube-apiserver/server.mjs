@@ -210,7 +210,12 @@ function startWatch(req, res, resName, ns, q) {
   res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
   const from = q.get("resourceVersion");
   const fits = (ev) => ev.resource === resName && (ns === undefined || ev.obj.metadata.namespace === ns) && (matches(sel, ev.obj) || ev.type === "DELETED" && matches(sel, ev.obj));
-  const write = (o) => res.write(JSON.stringify(o) + "\n");
+  // Never after the end: a bookmark due at the same moment as the timeout (300 s is five 60 s
+  // bookmarks) would otherwise write to an ended stream and kill the server.
+  const write = (o) => {
+    if (!res.writableEnded && !res.destroyed) res.write(JSON.stringify(o) + "\n");
+  };
+  res.on("error", () => {}); // a client gone mid-write: its "close" cleans up
   if (from && from !== "0" && (Number(from) < compactedRv || Number(from) > rv)) {
     write({ type: "ERROR", object: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `too old resource version: ${from} (${compactedRv})`, reason: "Expired", code: 410 } });
     res.end();
@@ -232,7 +237,10 @@ function startWatch(req, res, resName, ns, q) {
   watchers.add(w);
   const bookmarks = q.get("allowWatchBookmarks") === "true" ? setInterval(() => write({ type: "BOOKMARK", object: { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata: { resourceVersion: String(rv) } } }), opt.bookmarkMs) : null;
   const timeout = Number(q.get("timeoutSeconds") ?? 1800);
-  const timer = setTimeout(() => res.end(), timeout * 1000);
+  const timer = setTimeout(() => {
+    done();
+    res.end();
+  }, timeout * 1000);
   const done = () => {
     watchers.delete(w);
     clearTimeout(timer);

@@ -1,6 +1,10 @@
 // The Kubernetes sink over kube::Publisher. The publisher owns its thread and does all I/O; this
 // sink only hands it each new generation (an immutable snapshot captured by the render function,
 // which runs on the publisher's thread) and turns its status into the sink's state and metrics.
+//
+// This file is the module nodetopo-kube-sink.so (with kube and libcurl), loaded by
+// kubernetes_sink_loader.cpp only when the sink is on; its one exported symbol is the factory
+// at the end.
 #include "kubernetes_sink.hpp"
 
 #include <chrono>
@@ -16,6 +20,7 @@
 #include <nodetopo/kube/render.hpp>
 
 #include "../snapshot_source.hpp"
+#include "kubernetes_sink_module.hpp"
 
 namespace nodetopo::daemon {
 
@@ -157,9 +162,7 @@ class KubernetesSink final : public Sink {
   std::uint64_t pending_generation_ = 0;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<Sink>> make_kubernetes_sink(const AgentConfig::Kubernetes& config) {
+Result<std::unique_ptr<Sink>> build_kubernetes_sink(const AgentConfig::Kubernetes& config) {
   auto client = kube::load_client_config(config.kubeconfig, config.context);
   if (!client) return client.error();
   kube::PublisherConfig pc;
@@ -172,4 +175,18 @@ Result<std::unique_ptr<Sink>> make_kubernetes_sink(const AgentConfig::Kubernetes
   return std::unique_ptr<Sink>(std::make_unique<KubernetesSink>(config, std::move(pc)));
 }
 
+}  // namespace
+
 }  // namespace nodetopo::daemon
+
+// The module's entry point (kubernetes_sink_module.hpp). Never throws into the loader.
+extern "C" void nodetopo_make_kubernetes_sink_v1(
+    const nodetopo::daemon::AgentConfig::Kubernetes* config,
+    nodetopo::Result<std::unique_ptr<nodetopo::daemon::Sink>>* out) {
+  try {
+    *out = nodetopo::daemon::build_kubernetes_sink(*config);
+  } catch (const std::exception& e) {
+    *out = nodetopo::make_error(nodetopo::ErrorCode::kUnavailable,
+                                std::string("the Kubernetes sink failed to start: ") + e.what());
+  }
+}
