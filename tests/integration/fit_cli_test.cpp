@@ -168,5 +168,105 @@ spec:
   EXPECT_TRUE(contains(r.out, R"(has(device.attributes["d.example.com"].model) && ()")) << r.out;
 }
 
+// A network-attached device of another driver (a node selector on the region) and a class with
+// config: --node FILE evaluates the selector against the Node's labels; without it the
+// selector is assumed to match and the explanation says so.
+TEST(FitCli, NodeObjectDecidesNodeSelectors) {
+  test::TempDir dir;
+  const std::string claim = (dir.path() / "claim.yaml").string();
+  test::write_file(claim, R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fabric}
+spec:
+  selectors:
+  - cel: {expression: device.driver == "fabric.example.com"}
+  config:
+  - opaque: {driver: fabric.example.com, parameters: {mode: shared}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: attach, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: link
+      exactly: {deviceClassName: fabric}
+)");
+  const std::string slices = (dir.path() / "slices.yaml").string();
+  test::write_file(slices, R"(apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: fabric-west}
+spec:
+  driver: fabric.example.com
+  pool: {name: west, generation: 1, resourceSliceCount: 1}
+  nodeSelector:
+    nodeSelectorTerms:
+    - matchExpressions:
+      - {key: topology.kubernetes.io/region, operator: In, values: [west]}
+  devices:
+  - name: link-0
+)");
+  const auto node = [&](const std::string& region) {
+    const std::string path = (dir.path() / ("node-" + region + ".yaml")).string();
+    test::write_file(path, "apiVersion: v1
+kind: Node
+metadata:
+  name: worker-1
+  labels:
+"
+                           "    topology.kubernetes.io/region: " +
+                               region + "
+");
+    return path;
+  };
+
+  auto assumed = topo_fit({claim, "--slices", slices, "--node", "worker-1"});
+  EXPECT_EQ(assumed.exit_code, 0) << assumed.err << assumed.out;
+  EXPECT_TRUE(contains(assumed.out, "note: node selectors assumed to match")) << assumed.out;
+  EXPECT_TRUE(contains(assumed.out, "fabric-west")) << assumed.out;
+
+  auto west = topo_fit({claim, "--slices", slices, "--node", node("west"), "--format", "json"});
+  EXPECT_EQ(west.exit_code, 0) << west.err << west.out;
+  const auto j = nlohmann::json::parse(west.out);
+  EXPECT_EQ(j["node"], "worker-1");
+  EXPECT_TRUE(j["notes"].empty()) << j["notes"].dump();
+  const auto& c = j["claims"][0];
+  EXPECT_EQ(c["allocation"][0]["device"], "link-0");
+  EXPECT_EQ(c["nodeSelector"]["nodeSelectorTerms"][0]["matchExpressions"][0]["key"],
+            "topology.kubernetes.io/region");
+  EXPECT_EQ(c["config"][0]["source"], "FromClass");
+  EXPECT_EQ(c["config"][0]["requests"][0], "link");
+  EXPECT_EQ(c["config"][0]["opaque"]["parameters"]["mode"], "shared");
+
+  auto east = topo_fit({claim, "--slices", slices, "--node", node("east")});
+  EXPECT_EQ(east.exit_code, 1) << east.err << east.out;
+  EXPECT_TRUE(contains(east.out, "slices not available on this node: fabric-west: node selector "
+                                 "topology.kubernetes.io/region In [west] does not match"))
+      << east.out;
+
+  const std::string bad = (dir.path() / "bad-node.yaml").string();
+  test::write_file(bad, "apiVersion: v1
+kind: Pod
+metadata: {name: p}
+");
+  auto refused = topo_fit({claim, "--slices", slices, "--node", bad});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(contains(refused.err, "bad-node.yaml")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "expected a Node")) << refused.err;
+}
+
+// On the mock hosts every slice is the node's own (nodeName): the allocation's node selector
+// pins it to the node.
+TEST(FitCli, RenderedSlicesPinTheAllocationToTheNode) {
+  auto r = topo_fit({example("gpu-nic-same-switch.yaml"), "--class", example("classes.yaml"),
+                     "--root", mock_host("dgx-h100"), "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& fields = j["claims"][0]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0];
+  EXPECT_EQ(fields["key"], "metadata.name");
+  EXPECT_EQ(fields["values"][0], "mock-dgx-h100");
+  EXPECT_TRUE(j["claims"][0]["config"].empty());
+}
+
 }  // namespace
 }  // namespace nodetopo::fit
