@@ -169,63 +169,19 @@ spec:
 }
 
 // A network-attached device of another driver (a node selector on the region) and a class with
-// config: --node FILE evaluates the selector against the Node's labels; without it the
-// selector is assumed to match and the explanation says so.
+// config (tests/fit/examples/fabric-*.yaml, docs/fit.md): --node FILE evaluates the selector
+// against the Node's labels; without it the selector is assumed to match and the explanation
+// says so.
 TEST(FitCli, NodeObjectDecidesNodeSelectors) {
-  test::TempDir dir;
-  const std::string claim = (dir.path() / "claim.yaml").string();
-  test::write_file(claim, R"(apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: fabric}
-spec:
-  selectors:
-  - cel: {expression: device.driver == "fabric.example.com"}
-  config:
-  - opaque: {driver: fabric.example.com, parameters: {mode: shared}}
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: attach, namespace: default}
-spec:
-  devices:
-    requests:
-    - name: link
-      exactly: {deviceClassName: fabric}
-)");
-  const std::string slices = (dir.path() / "slices.yaml").string();
-  test::write_file(slices, R"(apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: fabric-west}
-spec:
-  driver: fabric.example.com
-  pool: {name: west, generation: 1, resourceSliceCount: 1}
-  nodeSelector:
-    nodeSelectorTerms:
-    - matchExpressions:
-      - {key: topology.kubernetes.io/region, operator: In, values: [west]}
-  devices:
-  - name: link-0
-)");
-  const auto node = [&](const std::string& region) {
-    const std::string path = (dir.path() / ("node-" + region + ".yaml")).string();
-    test::write_file(path, "apiVersion: v1
-kind: Node
-metadata:
-  name: worker-1
-  labels:
-"
-                           "    topology.kubernetes.io/region: " +
-                               region + "
-");
-    return path;
-  };
-
+  const std::string claim = example("fabric-link.yaml");
+  const std::string slices = example("fabric-slices.yaml");
   auto assumed = topo_fit({claim, "--slices", slices, "--node", "worker-1"});
   EXPECT_EQ(assumed.exit_code, 0) << assumed.err << assumed.out;
   EXPECT_TRUE(contains(assumed.out, "note: node selectors assumed to match")) << assumed.out;
   EXPECT_TRUE(contains(assumed.out, "fabric-west")) << assumed.out;
 
-  auto west = topo_fit({claim, "--slices", slices, "--node", node("west"), "--format", "json"});
+  auto west = topo_fit(
+      {claim, "--slices", slices, "--node", example("node-west.yaml"), "--format", "json"});
   EXPECT_EQ(west.exit_code, 0) << west.err << west.out;
   const auto j = nlohmann::json::parse(west.out);
   EXPECT_EQ(j["node"], "worker-1");
@@ -238,17 +194,17 @@ metadata:
   EXPECT_EQ(c["config"][0]["requests"][0], "link");
   EXPECT_EQ(c["config"][0]["opaque"]["parameters"]["mode"], "shared");
 
-  auto east = topo_fit({claim, "--slices", slices, "--node", node("east")});
+  auto east = topo_fit({claim, "--slices", slices, "--node", example("node-east.yaml")});
   EXPECT_EQ(east.exit_code, 1) << east.err << east.out;
-  EXPECT_TRUE(contains(east.out, "slices not available on this node: fabric-west: node selector "
-                                 "topology.kubernetes.io/region In [west] does not match"))
+  EXPECT_TRUE(contains(east.out,
+                       "slices not available on this node: fabric-west: node selector "
+                       "topology.kubernetes.io/region In [west] does not match"))
       << east.out;
+  EXPECT_TRUE(contains(east.out, "(1 slice not available on this node, see the note)")) << east.out;
 
+  test::TempDir dir;
   const std::string bad = (dir.path() / "bad-node.yaml").string();
-  test::write_file(bad, "apiVersion: v1
-kind: Pod
-metadata: {name: p}
-");
+  test::write_file(bad, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n");
   auto refused = topo_fit({claim, "--slices", slices, "--node", bad});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_TRUE(contains(refused.err, "bad-node.yaml")) << refused.err;

@@ -130,22 +130,22 @@ Result<void> check_agent_health(const daemon::AgentStatus& st, double max_age_s)
                             stale + "); the host may differ from what fit would see");
     }
     if (!degraded.empty()) {
-      return make_error(ErrorCode::kUnavailable,
-                        "the agent's topology is degraded (" + degraded +
-                            "): devices of that probe may be missing");
+      return make_error(ErrorCode::kUnavailable, "the agent's topology is degraded (" + degraded +
+                                                     "): devices of that probe may be missing");
     }
   }
   if (max_age_s > 0 && st.last_refresh_usec > 0) {
     const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-    const double age_s = static_cast<double>(now - static_cast<std::int64_t>(st.last_refresh_usec)) / 1e6;
+    const double age_s =
+        static_cast<double>(now - static_cast<std::int64_t>(st.last_refresh_usec)) / 1e6;
     if (age_s > max_age_s) {
       char buf[128];
       std::snprintf(buf, sizeof buf, "%.1f s ago, more than --max-age %g s", age_s, max_age_s);
-      return make_error(ErrorCode::kUnavailable,
-                        std::string("the agent's topology is stale: its last discovery finished ") +
-                            buf);
+      return make_error(
+          ErrorCode::kUnavailable,
+          std::string("the agent's topology is stale: its last discovery finished ") + buf);
     }
   }
   return {};
@@ -157,7 +157,17 @@ Result<void> check_agent_health(const daemon::AgentStatus& st, double max_age_s)
 Result<std::vector<fit::ResourceSlice>> agent_slices(const FitCommand& opts) {
   for (int attempt = 0;; ++attempt) {
     auto doc = daemon::fetch_agent_document_with_status(opts.agent.bus, "resourceslices", "json");
-    if (!doc) return doc.error();
+    if (!doc) {
+      // The agent refuses to render a snapshot in which a probe failed: say what that means.
+      const std::string why = doc.error().describe();
+      if (why.find("Error.ExportFailed") != std::string::npos &&
+          why.find("degraded") != std::string::npos) {
+        return make_error(
+            ErrorCode::kUnavailable,
+            "the agent's topology is degraded, it renders no slices from it (" + why + ")");
+      }
+      return doc.error();
+    }
     if (doc->before.generation != doc->after.generation && attempt < 2) continue;
     if (auto ok = check_agent_health(doc->after, opts.max_age_s); !ok) return ok.error();
     fit::Inputs in;
@@ -279,9 +289,10 @@ int run_fit(FitCommand& opts) {
 
   fit::Explanation e = fit::explain(inputs, alloc, opts.k8s);
   if (opts.agent.enabled && opts.k8s != "1.34") {
-    e.notes.push_back("the slices are the agent's, rendered for Kubernetes 1.34 (its Export); "
-                      "topo export resourceslices --k8s-version " +
-                      opts.k8s + " may differ (e.g. resource.kubernetes.io/pciBusID from 1.36)");
+    e.notes.push_back(
+        "the slices are the agent's, rendered for Kubernetes 1.34 (its Export); "
+        "topo export resourceslices --k8s-version " +
+        opts.k8s + " may differ (e.g. resource.kubernetes.io/pciBusID from 1.36)");
   }
   const std::string doc =
       opts.format == "json" ? fit::render_json(e).dump(2) + "\n" : fit::render_text(e);

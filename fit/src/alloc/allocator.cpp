@@ -126,8 +126,8 @@ class Search {
   AllocateOutcome run() {
     AllocateOutcome out;
     try {
-      PoolGathering gathered = gather_pools(
-          in_.slices, opts_.node, opts_.node_object ? &*opts_.node_object : nullptr, f_);
+      PoolGathering gathered = gather_pools(in_.slices, opts_.node,
+                                            opts_.node_object ? &*opts_.node_object : nullptr, f_);
       if (!gathered.error.empty()) throw Stop{"gather pool information: " + gathered.error, ""};
       pools_ = std::move(gathered.pools);
       index_allocated();
@@ -355,8 +355,8 @@ class Search {
       const Device* d = nullptr;
       const ResourceSlice* s = slice_of(res.id, &d);
       if (s == nullptr) continue;
-      const std::string& name = s->per_device_node_selection ? d->node_selection.node_name
-                                                             : s->node_name;
+      const std::string& name =
+          s->per_device_node_selection ? d->node_selection.node_name : s->node_name;
       const std::optional<NodeSelector>& sel =
           s->per_device_node_selection ? d->node_selection.node_selector : s->node_selector;
       if (!name.empty()) {

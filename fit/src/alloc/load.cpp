@@ -215,8 +215,8 @@ NodeSelector node_selector(const Json& j, const std::string& where) {
   const Json& terms = array_field(j, "nodeSelectorTerms", where);
   for (std::size_t i = 0; i < terms.size(); ++i) {
     const std::string at = where + ".nodeSelectorTerms[" + std::to_string(i) + "]";
-    ns.terms.push_back(
-        {requirements(terms[i], "matchExpressions", at), requirements(terms[i], "matchFields", at)});
+    ns.terms.push_back({requirements(terms[i], "matchExpressions", at),
+                        requirements(terms[i], "matchFields", at)});
   }
   return ns;
 }
@@ -225,7 +225,8 @@ NodeSelection node_selection(const Json& j, const std::string& where) {
   NodeSelection n;
   n.node_name = str(j, "nodeName", where);
   n.all_nodes = boolean(j, "allNodes", where);
-  if (const Json* ns = field(j, "nodeSelector")) n.node_selector = node_selector(*ns, where + ".nodeSelector");
+  if (const Json* ns = field(j, "nodeSelector"))
+    n.node_selector = node_selector(*ns, where + ".nodeSelector");
   return n;
 }
 
@@ -566,7 +567,8 @@ Result<Node> load_node(std::string_view text, const std::string& source) {
     };
     for (std::size_t i = 0; i < docs.size(); ++i) {
       if (docs[i].IsNull()) continue;
-      collect(yaml_to_json(docs[i]), docs.size() > 1 ? "document " + std::to_string(i + 1) : "document");
+      collect(yaml_to_json(docs[i]),
+              docs.size() > 1 ? "document " + std::to_string(i + 1) : "document");
     }
     if (nodes.size() != 1) {
       return make_error(ErrorCode::kInvalid,

@@ -13,7 +13,9 @@ namespace nodetopo::fit {
 
 namespace {
 
-bool alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool alnum(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0;
+}
 
 // A label name or value: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63 characters.
 bool valid_name(std::string_view s) {
@@ -66,8 +68,7 @@ std::string check_expression(const NodeSelectorRequirement& r) {
   const std::string& op = r.op;
   if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist" && op != "Gt" &&
       op != "Lt") {
-    return "operator: Unsupported value: \"" + op +
-           "\" (In, NotIn, Exists, DoesNotExist, Gt, Lt)";
+    return "operator: Unsupported value: \"" + op + "\" (In, NotIn, Exists, DoesNotExist, Gt, Lt)";
   }
   if (!valid_label_key(r.key)) return "key: Invalid value: \"" + r.key + "\": not a label key";
   if ((op == "In" || op == "NotIn") && r.values.empty())
@@ -76,12 +77,14 @@ std::string check_expression(const NodeSelectorRequirement& r) {
     return "values: values set must be empty for exists and does not exist";
   if (op == "Gt" || op == "Lt") {
     std::int64_t v = 0;
-    if (r.values.size() != 1) return "values: for 'Gt', 'Lt' operators, exactly one value is required";
+    if (r.values.size() != 1)
+      return "values: for 'Gt', 'Lt' operators, exactly one value is required";
     if (!parse_int(r.values[0], v))
       return "values: for 'Gt', 'Lt' operators, the value must be an integer";
   }
   for (const std::string& v : r.values)
-    if (!v.empty() && !valid_name(v)) return "values: Invalid value: \"" + v + "\": not a label value";
+    if (!v.empty() && !valid_name(v))
+      return "values: Invalid value: \"" + v + "\": not a label value";
   return "";
 }
 

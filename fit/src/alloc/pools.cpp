@@ -66,8 +66,8 @@ PoolGathering gather_pools(const std::vector<ResourceSlice>& slices, const std::
       // Upstream skips such slices entirely without the feature.
       out.excluded.push_back(slice_name + ": perDeviceNodeSelection needs DRAPartitionableDevices");
     } else if (!s.node_name.empty() || s.all_nodes || s.node_selector) {
-      const SliceMatch m = match_selection({s.node_name, s.all_nodes, s.node_selector}, node_name,
-                                           node_object);
+      const SliceMatch m =
+          match_selection({s.node_name, s.all_nodes, s.node_selector}, node_name, node_object);
       if (!m.error.empty()) {
         out.error = "failed to perform node selection for slice " + slice_name + ": " + m.error;
         return out;

@@ -240,14 +240,17 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
     return out;
   };
   if (!gathered.assumed.empty()) {
-    e.notes.push_back("node selectors assumed to match (no Node object; --node FILE evaluates "
-                      "them): " +
-                      some(gathered.assumed));
+    e.notes.push_back(
+        "node selectors assumed to match (no Node object; --node FILE evaluates "
+        "them): " +
+        some(gathered.assumed));
   }
   if (!gathered.excluded.empty())
     e.notes.push_back("slices not available on this node: " + some(gathered.excluded));
-  Context ctx{inputs,  options, std::move(gathered.pools), SelectorEvaluator(options.features), {},
-              {},      {},      {}};
+  const std::size_t excluded = gathered.excluded.size();
+  Context ctx{
+      inputs, options, std::move(gathered.pools), SelectorEvaluator(options.features), {}, {},
+      {},     {}};
   for (const AllocatedDevice& a : inputs.allocated) {
     if (!a.admin_access) ctx.allocated.insert({a.driver, a.pool, a.device});
     auto& used = ctx.used_capacity[{a.driver, a.pool, a.device}];
@@ -418,6 +421,10 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
           const std::string base = r.name.substr(0, r.name.find('/'));
           if (!satisfiable[base] && !r.note.empty()) {
             e.summary += ": claim " + c.name + ", request " + r.name + " " + r.note;
+            if (excluded > 0 && r.note.find("\"devices on the node\"") != std::string::npos) {
+              e.summary += " (" + std::to_string(excluded) + " slice" + (excluded > 1 ? "s" : "") +
+                           " not available on this node, see the note)";
+            }
             return e;
           }
         }

@@ -43,7 +43,8 @@ nlohmann::ordered_json node_selector_json(const NodeSelector& ns) {
   nlohmann::ordered_json terms = nlohmann::ordered_json::array();
   for (const NodeSelectorTerm& t : ns.terms) {
     nlohmann::ordered_json tj = nlohmann::ordered_json::object();
-    if (!t.match_expressions.empty()) tj["matchExpressions"] = requirements_json(t.match_expressions);
+    if (!t.match_expressions.empty())
+      tj["matchExpressions"] = requirements_json(t.match_expressions);
     if (!t.match_fields.empty()) tj["matchFields"] = requirements_json(t.match_fields);
     terms.push_back(tj);
   }
@@ -98,7 +99,8 @@ std::string render_text(const Explanation& e) {
         // The driver the opaque parameters are for; the parameters themselves are in --format json.
         std::string driver;
         if (auto o = k.configuration.find("opaque"); o != k.configuration.end() && o->is_object()) {
-          if (auto d = o->find("driver"); d != o->end() && d->is_string()) driver = d->get<std::string>();
+          if (auto d = o->find("driver"); d != o->end() && d->is_string())
+            driver = d->get<std::string>();
         }
         out += "    config " + k.source + " for [" +
                (k.requests.empty() ? std::string("all requests") : join(k.requests)) + "]" +
@@ -193,8 +195,8 @@ nlohmann::ordered_json render_json(const Explanation& e) {
         config.push_back(kj);
       }
       cj["config"] = config;
-      cj["nodeSelector"] = c.node_selector ? node_selector_json(*c.node_selector)
-                                           : nlohmann::ordered_json(nullptr);
+      cj["nodeSelector"] =
+          c.node_selector ? node_selector_json(*c.node_selector) : nlohmann::ordered_json(nullptr);
     }
     j["claims"].push_back(cj);
   }

@@ -54,7 +54,8 @@ TEST_P(AllocatorCase, MatchesUpstream) {
   const YAML::Node c = YAML::LoadFile(run.file.string());
   Inputs in;
   for (const auto& obj : c["objects"]) {
-    const auto loaded = load_documents(YAML::Dump(obj), run.file.string(), DocumentRole::kClaims, in);
+    const auto loaded =
+        load_documents(YAML::Dump(obj), run.file.string(), DocumentRole::kClaims, in);
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
   }
   for (const auto& obj : c["allocated"]) {

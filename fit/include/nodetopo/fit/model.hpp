@@ -135,7 +135,7 @@ struct ResourceSlice {
 /// One entry of a DeviceClass's spec.config or a claim's spec.devices.config: the opaque,
 /// driver-specific configuration, passed through to the allocation result unchanged.
 struct DeviceConfig {
-  std::vector<std::string> requests;  ///< claim config: the requests it applies to (empty: all)
+  std::vector<std::string> requests;     ///< claim config: the requests it applies to (empty: all)
   nlohmann::ordered_json configuration;  ///< the DeviceConfiguration ({"opaque": {...}})
 };
 

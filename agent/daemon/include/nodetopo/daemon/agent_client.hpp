@@ -19,7 +19,7 @@ Result<std::string> fetch_agent_document(const std::string& bus, const std::stri
 /// The agent's properties: what a client checks before trusting a document.
 struct AgentStatus {
   std::uint64_t generation = 0;
-  std::string health;                ///< "ok", "starting...", "degraded: ..."
+  std::string health;                   ///< "ok", "starting...", "degraded: ..."
   std::uint64_t last_refresh_usec = 0;  ///< end of the last discovery, CLOCK_REALTIME
 };
 
