@@ -127,7 +127,7 @@ Result<void> check_agent_health(const daemon::AgentStatus& st, double max_age_s)
       return make_error(ErrorCode::kUnavailable,
                         "the agent's topology is stale: its last discovery was degraded and it "
                         "still publishes the generation before (" +
-                            stale + "); the host may differ from what fit would see");
+                            stale + "); fit would answer for a node that may have changed");
     }
     if (!degraded.empty()) {
       return make_error(ErrorCode::kUnavailable, "the agent's topology is degraded (" + degraded +
