@@ -168,5 +168,61 @@ spec:
   EXPECT_TRUE(contains(r.out, R"(has(device.attributes["d.example.com"].model) && ()")) << r.out;
 }
 
+// A network-attached device of another driver (a node selector on the region) and a class with
+// config (tests/fit/examples/fabric-*.yaml, docs/fit.md): --node FILE evaluates the selector
+// against the Node's labels; without it the selector is assumed to match and the explanation
+// says so.
+TEST(FitCli, NodeObjectDecidesNodeSelectors) {
+  const std::string claim = example("fabric-link.yaml");
+  const std::string slices = example("fabric-slices.yaml");
+  auto assumed = topo_fit({claim, "--slices", slices, "--node", "worker-1"});
+  EXPECT_EQ(assumed.exit_code, 0) << assumed.err << assumed.out;
+  EXPECT_TRUE(contains(assumed.out, "note: node selectors assumed to match")) << assumed.out;
+  EXPECT_TRUE(contains(assumed.out, "fabric-west")) << assumed.out;
+
+  auto west = topo_fit(
+      {claim, "--slices", slices, "--node", example("node-west.yaml"), "--format", "json"});
+  EXPECT_EQ(west.exit_code, 0) << west.err << west.out;
+  const auto j = nlohmann::json::parse(west.out);
+  EXPECT_EQ(j["node"], "worker-1");
+  EXPECT_TRUE(j["notes"].empty()) << j["notes"].dump();
+  const auto& c = j["claims"][0];
+  EXPECT_EQ(c["allocation"][0]["device"], "link-0");
+  EXPECT_EQ(c["nodeSelector"]["nodeSelectorTerms"][0]["matchExpressions"][0]["key"],
+            "topology.kubernetes.io/region");
+  EXPECT_EQ(c["config"][0]["source"], "FromClass");
+  EXPECT_EQ(c["config"][0]["requests"][0], "link");
+  EXPECT_EQ(c["config"][0]["opaque"]["parameters"]["mode"], "shared");
+
+  auto east = topo_fit({claim, "--slices", slices, "--node", example("node-east.yaml")});
+  EXPECT_EQ(east.exit_code, 1) << east.err << east.out;
+  EXPECT_TRUE(contains(east.out,
+                       "slices not available on this node: fabric-west: node selector "
+                       "topology.kubernetes.io/region In [west] does not match"))
+      << east.out;
+  EXPECT_TRUE(contains(east.out, "(1 slice not available on this node, see the note)")) << east.out;
+
+  test::TempDir dir;
+  const std::string bad = (dir.path() / "bad-node.yaml").string();
+  test::write_file(bad, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n");
+  auto refused = topo_fit({claim, "--slices", slices, "--node", bad});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(contains(refused.err, "bad-node.yaml")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "expected a Node")) << refused.err;
+}
+
+// On the mock hosts every slice is the node's own (nodeName): the allocation's node selector
+// pins it to the node.
+TEST(FitCli, RenderedSlicesPinTheAllocationToTheNode) {
+  auto r = topo_fit({example("gpu-nic-same-switch.yaml"), "--class", example("classes.yaml"),
+                     "--root", mock_host("dgx-h100"), "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& fields = j["claims"][0]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0];
+  EXPECT_EQ(fields["key"], "metadata.name");
+  EXPECT_EQ(fields["values"][0], "mock-dgx-h100");
+  EXPECT_TRUE(j["claims"][0]["config"].empty());
+}
+
 }  // namespace
 }  // namespace nodetopo::fit

@@ -1,13 +1,18 @@
 // `topo fit`: runs the kube-scheduler's DRA allocation for this node offline and explains it.
 //
-// The node's slices are either read from files (any driver's) or rendered from the host the
-// way `topo export resourceslices` renders them: the same snapshot of the host (agent/core),
-// the same settings file (etc/nodetopo/export.yaml under the root) and core::build_slices. Exit
-// codes follow the scheduler's split: 0 the claims fit, 1 they do not (unschedulable), 2 bad input
-// or a selector error.
+// The node's slices are either read from files (any driver's), asked from a running `topo
+// agent` (--from-agent: its Export of the resourceslices, refused when the agent's topology is
+// degraded or stale), or rendered from the host the way `topo export resourceslices` renders
+// them: the same snapshot of the host (agent/core), the same settings file
+// (etc/nodetopo/export.yaml under the root) and core::build_slices. Exit codes follow the
+// scheduler's split: 0 the claims fit, 1 they do not (unschedulable), 2 bad input or a selector
+// error.
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -20,8 +25,10 @@
 
 #include <nodetopo/cli/command_output.hpp>
 #include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/from_agent.hpp>
 #include <nodetopo/cli/host_options.hpp>
 #include <nodetopo/core/render.hpp>
+#include <nodetopo/daemon/agent_client.hpp>
 #include <nodetopo/exporters/resource_slices.hpp>
 #include <nodetopo/fit/explain.hpp>
 #include <nodetopo/fit/load.hpp>
@@ -48,6 +55,8 @@ struct FitCommand {
   std::string sharing;
   std::vector<std::string> feature_gates;
   std::string format = "text";
+  FromAgent agent;
+  double max_age_s = 0;  ///< --from-agent: refuse a topology older than this (0: any age)
 };
 
 int bad_input(const std::string& message) {
@@ -91,6 +100,87 @@ Result<std::vector<fit::ResourceSlice>> render_host_slices(FitCommand& opts,
     out.push_back(std::move(s.value()));
   }
   return out;
+}
+
+// --from-agent: whether the agent's Health lets its slices stand for the node. Reasons about a
+// sink or a refused reload do not touch the topology; a probe failing in the published snapshot
+// makes it degraded; a kept generation (the last discovery was degraded) makes it stale.
+Result<void> check_agent_health(const daemon::AgentStatus& st, double max_age_s) {
+  const std::string& h = st.health;
+  if (h.rfind("starting", 0) == 0) {
+    return make_error(ErrorCode::kUnavailable,
+                      "the agent has not published a topology yet (health: " + h + ")");
+  }
+  if (h.rfind("degraded: ", 0) == 0) {
+    std::string degraded;
+    std::string stale;
+    std::size_t at = 10;
+    while (at <= h.size()) {
+      const std::size_t end = std::min(h.find("; ", at), h.size());
+      const std::string reason = h.substr(at, end - at);
+      at = end + 2;
+      if (reason.empty() || reason.rfind("sink ", 0) == 0 ||
+          reason.rfind("config reload refused", 0) == 0) {
+        continue;  // the published topology is unaffected
+      }
+      std::string& to = reason.find(" kept)") != std::string::npos ? stale : degraded;
+      to += (to.empty() ? "" : "; ") + reason;
+    }
+    if (!stale.empty()) {
+      return make_error(ErrorCode::kUnavailable,
+                        "the agent's topology is stale: its last discovery was degraded and it "
+                        "still publishes the generation before (" +
+                            stale + "); fit would answer for a node that may have changed");
+    }
+    if (!degraded.empty()) {
+      return make_error(ErrorCode::kUnavailable, "the agent's topology is degraded (" + degraded +
+                                                     "): devices of that probe may be missing");
+    }
+  }
+  if (max_age_s > 0 && st.last_refresh_usec > 0) {
+    const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    const double age_s =
+        static_cast<double>(now - static_cast<std::int64_t>(st.last_refresh_usec)) / 1e6;
+    if (age_s > max_age_s) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%.1f s ago, more than --max-age %g s", age_s, max_age_s);
+      return make_error(
+          ErrorCode::kUnavailable,
+          std::string("the agent's topology is stale: its last discovery finished ") + buf);
+    }
+  }
+  return {};
+}
+
+// The node's slices as the running agent renders them (its Export of resourceslices, JSON),
+// with its health checked on the same connection before and after; a publish in between is
+// retried so that slices and health belong together.
+Result<std::vector<fit::ResourceSlice>> agent_slices(const FitCommand& opts) {
+  for (int attempt = 0;; ++attempt) {
+    auto doc = daemon::fetch_agent_document_with_status(opts.agent.bus, "resourceslices", "json");
+    if (!doc) {
+      // The agent refuses to render a snapshot in which a probe failed: say what that means.
+      const std::string why = doc.error().describe();
+      if (why.find("Error.ExportFailed") != std::string::npos &&
+          why.find("degraded") != std::string::npos) {
+        return make_error(
+            ErrorCode::kUnavailable,
+            "the agent's topology is degraded, it renders no slices from it (" + why + ")");
+      }
+      return doc.error();
+    }
+    if (doc->before.generation != doc->after.generation && attempt < 2) continue;
+    if (auto ok = check_agent_health(doc->after, opts.max_age_s); !ok) return ok.error();
+    fit::Inputs in;
+    if (auto r = fit::load_documents(doc->document, "topo agent (Export resourceslices)",
+                                     fit::DocumentRole::kSlices, in);
+        !r) {
+      return r.error();
+    }
+    return std::move(in.slices);
+  }
 }
 
 Result<void> apply_feature_gates(const std::vector<std::string>& gates, fit::Features& f) {
@@ -155,6 +245,16 @@ int run_fit(FitCommand& opts) {
     return bad_input("no ResourceClaim, ResourceClaimTemplate or Pod with claims in the inputs");
 
   std::string node = opts.node;
+  // --node FILE: the Node object, whose labels node selectors are evaluated against.
+  std::error_code ec;
+  if (!node.empty() && std::filesystem::is_regular_file(node, ec)) {
+    auto text = read_file(node);
+    if (!text) return bad_input(text.error().describe());
+    auto n = fit::load_node(text.value(), node);
+    if (!n) return bad_input("--node: " + n.error().describe());
+    node = n->name;
+    alloc.node_object = std::move(n.value());
+  }
   if (!opts.template_file.empty()) {
     if (node.empty()) node = std::string(kTemplateNodeName);
     auto view = read_template_view(opts.template_file, node);
@@ -162,7 +262,7 @@ int run_fit(FitCommand& opts) {
     for (const std::string& n : view->notes)
       std::cerr << "topo fit: note: " << n << "\n";
     inputs.slices = std::move(view->slices);
-  } else if (!opts.slices.empty()) {
+  } else if (!opts.slices.empty() || opts.agent.enabled) {
     fit::Inputs slice_inputs;
     for (const std::string& f : opts.slices) {
       auto text = read_file(f);
@@ -171,6 +271,11 @@ int run_fit(FitCommand& opts) {
           !r) {
         return bad_input(r.error().describe());
       }
+    }
+    if (opts.agent.enabled) {
+      auto from_agent = agent_slices(opts);
+      if (!from_agent) return bad_input("--from-agent: " + from_agent.error().describe());
+      slice_inputs.slices = std::move(from_agent.value());
     }
     inputs.slices = std::move(slice_inputs.slices);
     inputs.classes.insert(inputs.classes.end(), slice_inputs.classes.begin(),
@@ -192,7 +297,13 @@ int run_fit(FitCommand& opts) {
   }
   alloc.node = node;
 
-  const fit::Explanation e = fit::explain(inputs, alloc, opts.k8s);
+  fit::Explanation e = fit::explain(inputs, alloc, opts.k8s);
+  if (opts.agent.enabled && opts.k8s != "1.34") {
+    e.notes.push_back(
+        "the slices are the agent's, rendered for Kubernetes 1.34 (its Export); "
+        "topo export resourceslices --k8s-version " +
+        opts.k8s + " may differ (e.g. resource.kubernetes.io/pciBusID from 1.36)");
+  }
   const std::string doc =
       opts.format == "json" ? fit::render_json(e).dump(2) + "\n" : fit::render_text(e);
   if (int rc = emit("fit", "", doc); rc != kExitOk) return kExitBadInput;
@@ -241,7 +352,10 @@ void register_fit_command(CLI::App& app, CommandRunner& runner) {
       ->type_name("FILE");
   cmd->add_option("--node", opts->node,
                   "Node name (default: the slices' nodeName, else $NODE_NAME or the host's "
-                  "hostname)");
+                  "hostname), or a file with the Node object (YAML or JSON, e.g. kubectl get "
+                  "node -o yaml): node selectors of slices and devices are then evaluated "
+                  "against its name and labels instead of being assumed to match")
+      ->type_name("NAME|FILE");
   cmd->add_option("--k8s", opts->k8s,
                   "Kubernetes release whose allocator and feature defaults apply")
       ->check(CLI::IsMember({"1.34", "1.35", "1.36"}))
@@ -267,6 +381,13 @@ void register_fit_command(CLI::App& app, CommandRunner& runner) {
   }
   templ->excludes(slices);
   slices->excludes(templ);
+  opts->agent.add_options(*cmd, {"--slices", "--sharing", "--template"});
+  cmd->add_option("--max-age", opts->max_age_s,
+                  "With --from-agent: refuse the agent's topology when its last discovery "
+                  "finished more than SECONDS ago")
+      ->check(CLI::PositiveNumber)
+      ->needs(cmd->get_option("--from-agent"))
+      ->type_name("SECONDS");
   cmd->callback([&runner, opts] { runner = [opts] { return run_fit(*opts); }; });
 }
 

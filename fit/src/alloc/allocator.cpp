@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <nodetopo/fit/allocator.hpp>
+#include <nodetopo/fit/node_selector.hpp>
 #include <nodetopo/fit/selector.hpp>
 
 #include "checks.hpp"
@@ -125,7 +126,10 @@ class Search {
   AllocateOutcome run() {
     AllocateOutcome out;
     try {
-      pools_ = gather_pools(in_.slices, opts_.node, f_.strict_pools);
+      PoolGathering gathered = gather_pools(in_.slices, opts_.node,
+                                            opts_.node_object ? &*opts_.node_object : nullptr, f_);
+      if (!gathered.error.empty()) throw Stop{"gather pool information: " + gathered.error, ""};
+      pools_ = std::move(gathered.pools);
       index_allocated();
       prepare();
       const Step s = allocate_one(0, 0, 0, 0, false, {});
@@ -135,10 +139,14 @@ class Search {
         return out;
       }
       out.status = AllocateOutcome::Status::kFits;
-      for (std::size_t c = 0; c < in_.claims.size(); ++c)
-        out.claims.push_back({in_.claims[c].name, results_[c]});
+      for (std::size_t c = 0; c < in_.claims.size(); ++c) {
+        ClaimResult r{in_.claims[c].name, results_[c], configs(static_cast<int>(c)), {}};
+        r.node_selector = node_selector(static_cast<int>(c));
+        out.claims.push_back(std::move(r));
+      }
     } catch (const Stop& stop) {
       out.status = AllocateOutcome::Status::kError;
+      out.claims.clear();
       out.error = stop.error;
       out.error_expression = stop.expression;
       out.steps = steps_;
@@ -296,8 +304,126 @@ class Search {
     };
     run(d.device_class->selectors, true);
     if (ok) run(d.request->selectors, false);
+    if (ok && c.slice->per_device_node_selection) ok = available_on_node(*c.device, c.slice->name);
     match_cache_[cache_key] = ok;
     return ok;
+  }
+
+  // perDeviceNodeSelection: whether this device (not only its slice) is on the node; without a
+  // Node object a node selector counts as matching.
+  bool available_on_node(const Device& d, const std::string& slice) const {
+    const NodeSelection& sel = d.node_selection;
+    const std::string node = opts_.node_object ? opts_.node_object->name : opts_.node;
+    if (!sel.node_name.empty()) return sel.node_name == node;
+    if (sel.all_nodes) return true;
+    if (!sel.node_selector) return false;
+    if (!opts_.node_object) return true;
+    auto r = node_selector_matches(*sel.node_selector, *opts_.node_object);
+    if (!r) {
+      throw Stop{"failed to perform node selection for device " + d.name + " in slice " + slice +
+                     ": " + r.error().describe(),
+                 ""};
+    }
+    return r.value();
+  }
+
+  const ResourceSlice* slice_of(const DeviceId& id, const Device** device) const {
+    for (const Pool& p : pools_) {
+      if (p.driver != id.driver || p.name != id.pool) continue;
+      for (const ResourceSlice* s : p.slices)
+        for (const Device& d : s->devices)
+          if (d.name == id.device) {
+            *device = &d;
+            return s;
+          }
+    }
+    return nullptr;
+  }
+
+  // Upstream's createNodeSelector: a device local to one node pins the allocation to it;
+  // otherwise the one-term node selectors of the devices' slices (or devices) are merged.
+  std::optional<NodeSelector> node_selector(int claim) const {
+    NodeSelector merged;
+    merged.terms.emplace_back();
+    NodeSelectorTerm& term = merged.terms.front();
+    const auto add_new = [](const std::vector<NodeSelectorRequirement>& from,
+                            std::vector<NodeSelectorRequirement>& to) {
+      for (const NodeSelectorRequirement& r : from)
+        if (std::find(to.begin(), to.end(), r) == to.end()) to.push_back(r);
+    };
+    for (const DeviceResult& res : results_[static_cast<std::size_t>(claim)]) {
+      const Device* d = nullptr;
+      const ResourceSlice* s = slice_of(res.id, &d);
+      if (s == nullptr) continue;
+      const std::string& name =
+          s->per_device_node_selection ? d->node_selection.node_name : s->node_name;
+      const std::optional<NodeSelector>& sel =
+          s->per_device_node_selection ? d->node_selection.node_selector : s->node_selector;
+      if (!name.empty()) {
+        NodeSelector one;
+        one.terms.push_back({{}, {{"metadata.name", "In", {name}}}});
+        return one;
+      }
+      if (!sel) continue;
+      if (sel->terms.size() > 1) {
+        throw Stop{"create NodeSelector for claim " + claim_name(claim) +
+                       ": unsupported ResourceSlice.NodeSelector with " +
+                       std::to_string(sel->terms.size()) + " terms",
+                   ""};
+      }
+      if (sel->terms.size() == 1) {
+        add_new(sel->terms[0].match_fields, term.match_fields);
+        add_new(sel->terms[0].match_expressions, term.match_expressions);
+      }
+    }
+    if (term.match_fields.empty() && term.match_expressions.empty()) return std::nullopt;
+    return merged;
+  }
+
+  // The allocation's devices.config as upstream builds it: each allocated request's class
+  // configs (a class's configs once, listing every request that uses the class), then the
+  // claim's configs: one without requests once, one naming requests once per request (or
+  // chosen subrequest) of the claim it names.
+  std::vector<AllocationConfig> configs(int claim) const {
+    std::vector<AllocationConfig> out;
+    const ResourceClaim& rc = in_.claims[static_cast<std::size_t>(claim)];
+    std::map<std::string, std::pair<std::size_t, std::size_t>> class_range;
+    for (std::size_t ri = 0; ri < rc.requests.size(); ++ri) {
+      const int r = static_cast<int>(ri);
+      const RequestData* d = &data_.at(ReqKey{claim, r, 0});
+      if (d->parent != nullptr) d = &data_.at(ReqKey{claim, r, d->selected_sub});
+      if (d->device_class == nullptr) continue;
+      if (auto it = class_range.find(d->device_class->name); it != class_range.end()) {
+        for (std::size_t i = it->second.first; i < it->second.second; ++i)
+          out[i].requests.push_back(d->name());
+        continue;
+      }
+      const std::size_t start = out.size();
+      for (const DeviceConfig& c : d->device_class->config)
+        out.push_back({"FromClass", {d->name()}, c.configuration});
+      class_range[d->device_class->name] = {start, out.size()};
+    }
+    for (const DeviceConfig& c : rc.config) {
+      if (c.requests.empty()) {
+        out.push_back({"FromClaim", {}, c.configuration});
+        continue;
+      }
+      const auto names = [&](const std::string& n) {
+        return std::find(c.requests.begin(), c.requests.end(), n) != c.requests.end();
+      };
+      for (std::size_t ri = 0; ri < rc.requests.size(); ++ri) {
+        const DeviceRequest& req = rc.requests[ri];
+        if (names(req.name)) {
+          out.push_back({"FromClaim", c.requests, c.configuration});
+          continue;
+        }
+        if (req.first_available.empty()) continue;
+        const int sub = data_.at(ReqKey{claim, static_cast<int>(ri), 0}).selected_sub;
+        if (names(req.name + "/" + req.first_available[static_cast<std::size_t>(sub)].name))
+          out.push_back({"FromClaim", c.requests, c.configuration});
+      }
+    }
+    return out;
   }
 
   bool allocating_for_claim(const DeviceId& id, int claim) const {

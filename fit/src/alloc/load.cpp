@@ -2,6 +2,7 @@
 // model. YAML is converted to JSON values first so that both formats share one reader.
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -181,6 +182,71 @@ std::map<std::string, std::map<std::string, Quantity>> counter_sets(const Json& 
   return out;
 }
 
+std::vector<std::string> string_list(const Json& j, const char* name, const std::string& where) {
+  std::vector<std::string> out;
+  for (const Json& v : array_field(j, name, where)) {
+    if (v.is_string()) {
+      out.push_back(v.get<std::string>());
+    } else if (v.is_number_integer()) {
+      out.push_back(v.dump());  // an unquoted YAML number: the text it was written as
+    } else {
+      fail(where + "." + name, "expected a list of strings");
+    }
+  }
+  return out;
+}
+
+std::vector<NodeSelectorRequirement> requirements(const Json& term, const char* name,
+                                                  const std::string& where) {
+  std::vector<NodeSelectorRequirement> out;
+  const Json& list = array_field(term, name, where);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = where + "." + name + "[" + std::to_string(i) + "]";
+    out.push_back({str(list[i], "key", at, true), str(list[i], "operator", at, true),
+                   string_list(list[i], "values", at)});
+  }
+  return out;
+}
+
+// core/v1 NodeSelector; operators and values are checked when it is evaluated, as upstream
+// (nodeaffinity.NewNodeSelector) does.
+NodeSelector node_selector(const Json& j, const std::string& where) {
+  NodeSelector ns;
+  const Json& terms = array_field(j, "nodeSelectorTerms", where);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const std::string at = where + ".nodeSelectorTerms[" + std::to_string(i) + "]";
+    ns.terms.push_back({requirements(terms[i], "matchExpressions", at),
+                        requirements(terms[i], "matchFields", at)});
+  }
+  return ns;
+}
+
+NodeSelection node_selection(const Json& j, const std::string& where) {
+  NodeSelection n;
+  n.node_name = str(j, "nodeName", where);
+  n.all_nodes = boolean(j, "allNodes", where);
+  if (const Json* ns = field(j, "nodeSelector"))
+    n.node_selector = node_selector(*ns, where + ".nodeSelector");
+  return n;
+}
+
+// spec.config of a class, spec.devices.config of a claim: kept as given (opaque to the
+// allocator, copied into the allocation result).
+std::vector<DeviceConfig> device_configs(const Json& j, const std::string& where) {
+  std::vector<DeviceConfig> out;
+  const Json& list = array_field(j, "config", where);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = where + ".config[" + std::to_string(i) + "]";
+    if (!list[i].is_object()) fail(at, "expected a map");
+    DeviceConfig c;
+    c.requests = string_list(list[i], "requests", at);
+    for (const auto& [k, v] : list[i].items())
+      if (k != "requests") c.configuration[k] = v;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 Device device(const Json& j, const std::string& where) {
   Device d;
   d.name = str(j, "name", where, true);
@@ -223,6 +289,7 @@ Device device(const Json& j, const std::string& where) {
                         str(taints[i], "effect", at, true)});
   }
   d.has_binding_conditions = !array_field(body, "bindingConditions", where).empty();
+  d.node_selection = node_selection(body, where);
   return d;
 }
 
@@ -242,7 +309,9 @@ ResourceSlice slice(const Json& obj, const std::string& where) {
   s.slice_count = integer(*pool, "resourceSliceCount", where + ".spec.pool", 1);
   s.node_name = str(*spec, "nodeName", where + ".spec");
   s.all_nodes = boolean(*spec, "allNodes", where + ".spec");
-  s.has_node_selector = field(*spec, "nodeSelector") != nullptr;
+  if (const Json* ns = field(*spec, "nodeSelector"))
+    s.node_selector = node_selector(*ns, where + ".spec.nodeSelector");
+  s.per_device_node_selection_set = field(*spec, "perDeviceNodeSelection") != nullptr;
   s.per_device_node_selection = boolean(*spec, "perDeviceNodeSelection", where + ".spec");
   const Json& devices = array_field(*spec, "devices", where + ".spec");
   for (std::size_t i = 0; i < devices.size(); ++i)
@@ -332,6 +401,7 @@ ResourceClaim claim_from_spec(const Json& spec, const std::string& name, const s
     }
     c.constraints.push_back(std::move(k));
   }
+  c.config = device_configs(devices, where + ".devices");
   return c;
 }
 
@@ -381,6 +451,7 @@ void add_object(const Json& obj, const std::string& where, DocumentRole role, In
     DeviceClass c;
     c.name = name;
     c.selectors = selectors(object_field(obj, "spec", at), at + ".spec");
+    c.config = device_configs(object_field(obj, "spec", at), at + ".spec");
     in.classes.push_back(std::move(c));
   } else if (kind == "ResourceClaim") {
     if (role == DocumentRole::kAllocated) {
@@ -470,6 +541,56 @@ Result<void> finish_loading(Inputs& in) {
     in.claims.push_back(std::move(c));
   }
   return {};
+}
+
+Result<Node> load_node(std::string_view text, const std::string& source) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorCode::kMalformed, "not YAML or JSON: " + std::string(e.what()), source);
+  }
+  try {
+    std::vector<Json> nodes;
+    std::function<void(const Json&, const std::string&)> collect = [&](const Json& obj,
+                                                                       const std::string& where) {
+      if (!obj.is_object()) fail(where, "expected a Kubernetes object");
+      const std::string kind = str(obj, "kind", where, true);
+      if (kind == "List" || kind == "NodeList") {
+        const Json& items = array_field(obj, "items", where);
+        for (std::size_t i = 0; i < items.size(); ++i)
+          collect(items[i], where + ".items[" + std::to_string(i) + "]");
+        return;
+      }
+      if (kind != "Node") fail(where, "unexpected kind " + kind + " (expected a Node)");
+      nodes.push_back(obj);
+    };
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      if (docs[i].IsNull()) continue;
+      collect(yaml_to_json(docs[i]),
+              docs.size() > 1 ? "document " + std::to_string(i + 1) : "document");
+    }
+    if (nodes.size() != 1) {
+      return make_error(ErrorCode::kInvalid,
+                        "expected exactly one Node object, found " + std::to_string(nodes.size()),
+                        source);
+    }
+    Node n;
+    const Json& meta = object_field(nodes[0], "metadata", "Node");
+    n.name = str(meta, "name", "Node.metadata", true);
+    for (const auto& [k, v] : object_field(meta, "labels", "Node.metadata").items()) {
+      if (v.is_string()) {
+        n.labels[k] = v.get<std::string>();
+      } else if (v.is_number_integer() || v.is_boolean()) {
+        n.labels[k] = v.dump();  // an unquoted YAML scalar: the text the label holds
+      } else {
+        fail("Node.metadata.labels." + k, "expected a string");
+      }
+    }
+    return n;
+  } catch (const LoadError& e) {
+    return make_error(ErrorCode::kInvalid, e.message, source);
+  }
 }
 
 Result<ResourceSlice> parse_resource_slice(const std::string& json_text,

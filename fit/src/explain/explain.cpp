@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <nodetopo/fit/explain.hpp>
+#include <nodetopo/fit/node_selector.hpp>
 #include <nodetopo/fit/selector.hpp>
 
 #include "../alloc/checks.hpp"
@@ -20,6 +21,7 @@ constexpr std::size_t kExamples = 4;
 
 struct Cand {
   const Pool* pool;
+  const ResourceSlice* slice;
   const Device* device;
   DeviceId id;
 };
@@ -71,7 +73,7 @@ std::vector<Cand> funnel(Context& ctx, const ExactRequest& r, const std::string&
   for (const Pool& p : ctx.pools)
     for (const ResourceSlice* s : p.slices)
       for (const Device& d : s->devices)
-        cands.push_back({&p, &d, {p.driver, p.name, d.name}});
+        cands.push_back({&p, s, &d, {p.driver, p.name, d.name}});
   FunnelStep all;
   all.step = "devices on the node";
   all.count = cands.size();
@@ -103,6 +105,22 @@ std::vector<Cand> funnel(Context& ctx, const ExactRequest& r, const std::string&
   }
   selector_step(cls->selectors, "class " + cls->name + " selectors");
   if (!r.selectors.empty()) selector_step(r.selectors, "request selectors");
+  if (std::any_of(cands.begin(), cands.end(),
+                  [](const Cand& c) { return c.slice->per_device_node_selection; })) {
+    step(rep, cands, "device available on the node", [&](const Cand& c) -> std::string {
+      if (!c.slice->per_device_node_selection) return "";
+      const NodeSelection& sel = c.device->node_selection;
+      const std::string node = ctx.opts.node_object ? ctx.opts.node_object->name : ctx.opts.node;
+      if (!sel.node_name.empty())
+        return sel.node_name == node ? "" : "device is on node " + sel.node_name;
+      if (sel.all_nodes) return "";
+      if (!sel.node_selector) return "device names no node";
+      if (!ctx.opts.node_object) return "";  // assumed matching, said in the notes
+      auto m = node_selector_matches(*sel.node_selector, *ctx.opts.node_object);
+      if (!m) return m.error().describe();
+      return m.value() ? "" : "node selector " + describe(*sel.node_selector) + " does not match";
+    });
+  }
   const std::size_t selectable = cands.size();
   if (!f.consumable_capacity && !r.capacity_requests.empty()) {
     rep.warnings.push_back(
@@ -211,14 +229,28 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
   e.node = options.node;
   e.version = version;
   e.outcome = allocate(inputs, options);
-  Context ctx{inputs,
-              options,
-              gather_pools(inputs.slices, options.node, options.features.strict_pools),
-              SelectorEvaluator(options.features),
-              {},
-              {},
-              {},
-              {}};
+  PoolGathering gathered =
+      gather_pools(inputs.slices, options.node,
+                   options.node_object ? &*options.node_object : nullptr, options.features);
+  const auto some = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size() && i < kExamples; ++i)
+      out += (i ? ", " : "") + v[i];
+    if (v.size() > kExamples) out += ", ... (" + std::to_string(v.size()) + " in all)";
+    return out;
+  };
+  if (!gathered.assumed.empty()) {
+    e.notes.push_back(
+        "node selectors assumed to match (no Node object; --node FILE evaluates "
+        "them): " +
+        some(gathered.assumed));
+  }
+  if (!gathered.excluded.empty())
+    e.notes.push_back("slices not available on this node: " + some(gathered.excluded));
+  const std::size_t excluded = gathered.excluded.size();
+  Context ctx{
+      inputs, options, std::move(gathered.pools), SelectorEvaluator(options.features), {}, {},
+      {},     {}};
   for (const AllocatedDevice& a : inputs.allocated) {
     if (!a.admin_access) ctx.allocated.insert({a.driver, a.pool, a.device});
     auto& used = ctx.used_capacity[{a.driver, a.pool, a.device}];
@@ -232,8 +264,11 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
     const ResourceClaim& claim = inputs.claims[ci];
     ClaimReport cr;
     cr.name = claim.name;
-    if (e.outcome.status == AllocateOutcome::Status::kFits)
+    if (e.outcome.status == AllocateOutcome::Status::kFits) {
       cr.allocation = e.outcome.claims[ci].devices;
+      cr.config = e.outcome.claims[ci].config;
+      cr.node_selector = e.outcome.claims[ci].node_selector;
+    }
     std::map<std::string, std::pair<std::vector<Cand>, std::size_t>>
         final_cands;  // request -> (cands, needed)
     for (const DeviceRequest& r : claim.requests) {
@@ -386,6 +421,10 @@ Explanation explain(const Inputs& inputs, const AllocateOptions& options,
           const std::string base = r.name.substr(0, r.name.find('/'));
           if (!satisfiable[base] && !r.note.empty()) {
             e.summary += ": claim " + c.name + ", request " + r.name + " " + r.note;
+            if (excluded > 0 && r.note.find("\"devices on the node\"") != std::string::npos) {
+              e.summary += " (" + std::to_string(excluded) + " slice" + (excluded > 1 ? "s" : "") +
+                           " not available on this node, see the note)";
+            }
             return e;
           }
         }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include <nodetopo/fit/explain.hpp>
+#include <nodetopo/fit/node_selector.hpp>
 
 namespace nodetopo::fit {
 
@@ -25,6 +26,29 @@ std::string status_name(AllocateOutcome::Status s) {
       return "error";
   }
   return "?";
+}
+
+nlohmann::ordered_json requirements_json(const std::vector<NodeSelectorRequirement>& list) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const NodeSelectorRequirement& r : list) {
+    nlohmann::ordered_json rj{{"key", r.key}, {"operator", r.op}};
+    if (!r.values.empty()) rj["values"] = r.values;
+    out.push_back(rj);
+  }
+  return out;
+}
+
+// core/v1 NodeSelector in the API's field names.
+nlohmann::ordered_json node_selector_json(const NodeSelector& ns) {
+  nlohmann::ordered_json terms = nlohmann::ordered_json::array();
+  for (const NodeSelectorTerm& t : ns.terms) {
+    nlohmann::ordered_json tj = nlohmann::ordered_json::object();
+    if (!t.match_expressions.empty())
+      tj["matchExpressions"] = requirements_json(t.match_expressions);
+    if (!t.match_fields.empty()) tj["matchFields"] = requirements_json(t.match_fields);
+    terms.push_back(tj);
+  }
+  return {{"nodeSelectorTerms", terms}};
 }
 
 }  // namespace
@@ -71,8 +95,25 @@ std::string render_text(const Explanation& e) {
           out += " " + k + "=" + q.to_string();
         out += "\n";
       }
+      for (const AllocationConfig& k : c.config) {
+        // The driver the opaque parameters are for; the parameters themselves are in --format json.
+        std::string driver;
+        if (auto o = k.configuration.find("opaque"); o != k.configuration.end() && o->is_object()) {
+          if (auto d = o->find("driver"); d != o->end() && d->is_string())
+            driver = d->get<std::string>();
+        }
+        out += "    config " + k.source + " for [" +
+               (k.requests.empty() ? std::string("all requests") : join(k.requests)) + "]" +
+               (driver.empty() ? std::string() : ": opaque parameters for " + driver) + "\n";
+      }
+      out += "    node selector: " +
+             (c.node_selector ? describe(*c.node_selector) : std::string("none (every node)")) +
+             "\n";
     }
   }
+  if (!e.notes.empty()) out += "\n";
+  for (const std::string& n : e.notes)
+    out += "note: " + n + "\n";
   out += "\nresult: " + e.summary + "\n";
   if (!e.error_hint.empty())
     out +=
@@ -93,6 +134,7 @@ nlohmann::ordered_json render_json(const Explanation& e) {
   if (!e.outcome.error_expression.empty()) j["errorExpression"] = e.outcome.error_expression;
   if (!e.error_hint.empty()) j["hint"] = e.error_hint;
   j["searchSteps"] = e.outcome.steps;
+  j["notes"] = e.notes;
   j["claims"] = nlohmann::ordered_json::array();
   for (const ClaimReport& c : e.claims) {
     nlohmann::ordered_json cj;
@@ -141,6 +183,20 @@ nlohmann::ordered_json render_json(const Explanation& e) {
       for (const auto& [k, q] : d.consumed_capacity)
         dj["consumedCapacity"][k] = q.to_string();
       cj["allocation"].push_back(dj);
+    }
+    if (e.outcome.status == AllocateOutcome::Status::kFits) {
+      // The fields of the claim's status.allocation that the allocator sets beyond the devices.
+      nlohmann::ordered_json config = nlohmann::ordered_json::array();
+      for (const AllocationConfig& k : c.config) {
+        nlohmann::ordered_json kj{{"source", k.source}};
+        if (!k.requests.empty()) kj["requests"] = k.requests;
+        for (const auto& [key, v] : k.configuration.items())
+          kj[key] = v;
+        config.push_back(kj);
+      }
+      cj["config"] = config;
+      cj["nodeSelector"] =
+          c.node_selector ? node_selector_json(*c.node_selector) : nlohmann::ordered_json(nullptr);
     }
     j["claims"].push_back(cj);
   }

@@ -11,6 +11,7 @@
 
 #include <nodetopo/fit/allocator.hpp>
 #include <nodetopo/fit/load.hpp>
+#include <nodetopo/fit/node_selector.hpp>
 
 #include "test_support.hpp"
 
@@ -53,7 +54,9 @@ TEST_P(AllocatorCase, MatchesUpstream) {
   const YAML::Node c = YAML::LoadFile(run.file.string());
   Inputs in;
   for (const auto& obj : c["objects"]) {
-    ASSERT_TRUE(load_documents(YAML::Dump(obj), run.file.string(), DocumentRole::kClaims, in).ok());
+    const auto loaded =
+        load_documents(YAML::Dump(obj), run.file.string(), DocumentRole::kClaims, in);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
   }
   for (const auto& obj : c["allocated"]) {
     ASSERT_TRUE(
@@ -63,6 +66,15 @@ TEST_P(AllocatorCase, MatchesUpstream) {
   // Slices were collected as documents too (role only matters for claims).
   AllocateOptions o;
   o.node = c["node"].as<std::string>();
+  // nodeLabels: the Node object is known (its name and these labels); without it node
+  // selectors are taken as matching, as `topo fit` does without --node FILE.
+  if (c["nodeLabels"]) {
+    Node n;
+    n.name = o.node;
+    for (const auto& kv : c["nodeLabels"])
+      n.labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    o.node_object = n;
+  }
   o.features = Features::for_version(static_cast<K8sVersion>(std::stoi(run.version.substr(2))));
   for (const auto& kv : c["features"]) {
     const auto name = kv.first.as<std::string>();
@@ -96,6 +108,25 @@ TEST_P(AllocatorCase, MatchesUpstream) {
       for (const DeviceResult& d : cr.devices)
         results.push_back(describe(d, cr.claim));
     EXPECT_EQ(results, expect["results"].as<std::vector<std::string>>());
+    // nodeSelector / config: per claim, in claim order, when the case states them.
+    if (expect["nodeSelector"]) {
+      std::vector<std::string> selectors;
+      for (const ClaimResult& cr : out.claims)
+        selectors.push_back(cr.node_selector ? describe(*cr.node_selector) : "none");
+      EXPECT_EQ(selectors, expect["nodeSelector"].as<std::vector<std::string>>());
+    }
+    if (expect["config"]) {
+      std::vector<std::string> configs;
+      for (const ClaimResult& cr : out.claims)
+        for (const AllocationConfig& k : cr.config) {
+          std::string requests;
+          for (const std::string& r : k.requests)
+            requests += (requests.empty() ? "" : ",") + r;
+          configs.push_back(cr.claim + " " + k.source + " [" + requests + "] " +
+                            k.configuration.dump());
+        }
+      EXPECT_EQ(configs, expect["config"].as<std::vector<std::string>>());
+    }
   }
 }
 

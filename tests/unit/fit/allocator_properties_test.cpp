@@ -1,7 +1,8 @@
 // Properties of the allocator on generated inputs: the result does not depend on the order of
 // the slices in the input (upstream is order-independent there as long as the pool order is
-// fixed; fit fixes it by sorting pools and slices by name), and claims already allocated on
-// the node never make a claim fit that did not fit without them.
+// fixed; fit fixes it by sorting pools and slices by name), nor does the allocation's node
+// selector, and claims already allocated on the node never make a claim fit that did not fit
+// without them. Some pools are network-attached (node selectors, matching the Node or not).
 #include <algorithm>
 #include <random>
 #include <string>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <nodetopo/fit/allocator.hpp>
+#include <nodetopo/fit/node_selector.hpp>
 
 namespace nodetopo::fit {
 namespace {
@@ -26,13 +28,17 @@ struct Generated {
 Generated generate(std::mt19937& rng) {
   Generated g;
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  DeviceClass any{"class-a", {R"(device.driver == "driver-a")"}};
+  DeviceClass any{"class-a", {R"(device.driver == "driver-a")"}, {}};
   DeviceClass numa0{"class-numa0",
-                    {R"(device.driver == "driver-a" && device.attributes["driver-a"].numa == 0)"}};
+                    {R"(device.driver == "driver-a" && device.attributes["driver-a"].numa == 0)"},
+                    {}};
   g.inputs.classes = {any, numa0};
   const int pools = 1 + pick(3);
   for (int p = 0; p < pools; ++p) {
     const int slices = 1 + pick(2);
+    // Some pools are network-attached: a node selector on the region instead of the node name,
+    // matching the node (region-1) or not (region-2).
+    const int selection = pick(4);
     for (int s = 0; s < slices; ++s) {
       ResourceSlice sl;
       sl.name = "pool" + std::to_string(p) + "-slice" + std::to_string(s);
@@ -40,7 +46,13 @@ Generated generate(std::mt19937& rng) {
       sl.pool = "pool-" + std::to_string(p);
       sl.generation = 1;
       sl.slice_count = slices;
-      sl.node_name = "node-1";
+      if (selection == 0) {
+        sl.node_selector = NodeSelector{{{{{"region", "In", {"region-1"}}}, {}}}};
+      } else if (selection == 1) {
+        sl.node_selector = NodeSelector{{{{{"region", "In", {"region-2"}}}, {}}}};
+      } else {
+        sl.node_name = "node-1";
+      }
       const int devices = 1 + pick(4);
       for (int d = 0; d < devices; ++d) {
         Device dev;
@@ -83,12 +95,16 @@ std::vector<std::string> flatten(const AllocateOutcome& o) {
   for (const ClaimResult& c : o.claims)
     for (const DeviceResult& d : c.devices)
       out.push_back(c.claim + " " + d.request + " " + d.id.to_string());
+  for (const ClaimResult& c : o.claims)
+    out.push_back(c.claim + " node selector " +
+                  (c.node_selector ? describe(*c.node_selector) : std::string("none")));
   return out;
 }
 
 AllocateOptions options() {
   AllocateOptions o;
   o.node = "node-1";
+  o.node_object = Node{"node-1", {{"region", "region-1"}}};
   o.features = Features::for_version(K8sVersion::k1_35);
   return o;
 }

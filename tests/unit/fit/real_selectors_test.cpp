@@ -156,7 +156,8 @@ TEST(RealSelectors, CrossDriverPcieRootMatch) {
                                                      "pci0000:10"};
   nic.devices.push_back(d);
   in.slices.push_back(nic);
-  in.classes = {{"gpu.nvidia.com", {kNvidiaGpu}}, {"nodetopo-rdma-nic", {kNodetopoRdmaNic}}};
+  in.classes = {{"gpu.nvidia.com", {kNvidiaGpu}, {}},
+                {"nodetopo-rdma-nic", {kNodetopoRdmaNic}, {}}};
   ResourceClaim c;
   c.name = "pair";
   DeviceRequest g{"gpu", ExactRequest{"gpu", "gpu.nvidia.com", {}, false, 1, {}, {}, {}}, {}};

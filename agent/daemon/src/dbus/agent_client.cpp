@@ -39,4 +39,32 @@ Result<std::string> fetch_agent_document(const std::string& bus, const std::stri
   }
 }
 
+Result<AgentDocument> fetch_agent_document_with_status(const std::string& bus,
+                                                       const std::string& kind,
+                                                       const std::string& format) {
+  try {
+    auto connection =
+        bus == "session" ? sdbus::createSessionBusConnection() : sdbus::createSystemBusConnection();
+    Client client(*connection);
+    const auto status = [&client] {
+      return AgentStatus{client.Generation(), client.Health(), client.LastRefresh()};
+    };
+    AgentDocument out;
+    out.before = status();
+    if (kind == "dump") {
+      out.document = client.GetTopology(format);
+    } else if (kind == "matrix") {
+      out.document = client.GetMatrix(format);
+    } else {
+      out.document = client.Export(kind, format);
+    }
+    out.after = status();
+    return out;
+  } catch (const sdbus::Error& e) {
+    return make_error(ErrorCode::kUnavailable,
+                      "no answer from topo agent (dev.nodetopo.Topology1 on the " + bus +
+                          " bus): " + e.getName() + ": " + e.getMessage());
+  }
+}
+
 }  // namespace nodetopo::daemon

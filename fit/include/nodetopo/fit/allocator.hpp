@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,15 +41,31 @@ struct Pool {
   std::string invalid_reason;
 };
 
-/// The pools of the slices that belong to `node` (nodeName, allNodes, or a node selector —
-/// which fit cannot evaluate without the Node's labels and counts as matching; slices with
-/// only shared counters always belong), sorted by driver then pool name. Upstream iterates
-/// pools in Go map order, which is unspecified: where devices of several pools could serve a
-/// request, the scheduler may pick from another pool first. Without `strict_pools` (1.34,
-/// 1.35) only a pool's newest generation counts; with it (1.36) mixed generations make the
-/// pool incomplete.
-std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const std::string& node,
-                               bool strict_pools = false);
+/// The node's pools and what deciding which slices belong to the node found on the way.
+struct PoolGathering {
+  std::vector<Pool> pools;
+  /// An invalid node selector (the scheduler refuses the allocation), else "".
+  std::string error;
+  /// Slices whose node selector (or, per device, some device's) was taken as matching because
+  /// no Node object was given (--node FILE).
+  std::vector<std::string> assumed;
+  /// Slices left out although they name no other node: "<slice>: <why>" (a node selector
+  /// that does not match, perDeviceNodeSelection without DRAPartitionableDevices).
+  std::vector<std::string> excluded;
+};
+
+/// The pools of the slices that belong to the node, as upstream's GatherPools decides it: a
+/// slice's nodeName (`node`, or the Node's name), allNodes, or its nodeSelector evaluated
+/// against `node_object`; with perDeviceNodeSelection (only with DRAPartitionableDevices)
+/// the slice counts when one of its devices is available on the node. Without a Node object
+/// node selectors count as matching (listed in `assumed`). Slices with only shared counters
+/// always belong. Sorted by driver then pool name: upstream iterates pools in Go map order,
+/// which is unspecified, so where devices of several pools could serve a request, the
+/// scheduler may pick from another pool first. Without `strict_pools` (1.34, 1.35) only a
+/// pool's newest generation counts; with it (1.36) mixed generations make the pool
+/// incomplete.
+PoolGathering gather_pools(const std::vector<ResourceSlice>& slices, const std::string& node,
+                           const Node* node_object, const Features& features);
 
 struct DeviceResult {
   std::string request;  ///< "req" or "req/subrequest"
@@ -57,13 +74,30 @@ struct DeviceResult {
   std::map<std::string, Quantity> consumed_capacity;
 };
 
+/// One entry of the allocation's devices.config, as upstream builds it.
+struct AllocationConfig {
+  std::string source;  ///< FromClass or FromClaim
+  std::vector<std::string> requests;
+  nlohmann::ordered_json configuration;  ///< the DeviceConfiguration ({"opaque": {...}})
+};
+
 struct ClaimResult {
   std::string claim;
   std::vector<DeviceResult> devices;
+  /// The class configs of the allocated requests (each class once, naming its requests), then
+  /// the claim's configs that apply (one copy per request they name, as upstream).
+  std::vector<AllocationConfig> config;
+  /// Where the allocation can be used: `metadata.name In [node]` when a device is local to one
+  /// node, else the merged node selectors of the devices' slices; none when available on
+  /// every node.
+  std::optional<NodeSelector> node_selector;
 };
 
 struct AllocateOptions {
   std::string node;
+  /// The Node object (name and labels), when known: node selectors are evaluated against it.
+  /// Without it they count as matching.
+  std::optional<Node> node_object;
   Features features;
   /// Bound on search steps (allocateOne calls), as the scheduler's timeout bounds its search.
   std::uint64_t max_steps = 5'000'000;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ struct ClaimReport {
   std::vector<RequestReport> requests;
   std::vector<ConstraintReport> constraints;
   std::vector<DeviceResult> allocation;
+  std::vector<AllocationConfig> config;       ///< on success: the allocation's devices.config
+  std::optional<NodeSelector> node_selector;  ///< on success: the allocation's nodeSelector
 };
 
 struct Explanation {
@@ -65,6 +68,9 @@ struct Explanation {
   std::string version;
   AllocateOutcome outcome;
   std::vector<ClaimReport> claims;
+  /// What fit assumed or left out deciding the node's slices (node selectors without a Node
+  /// object, slices for other nodes by selector).
+  std::vector<std::string> notes;
   std::string error_hint;  ///< selector error: the has() rewrite
   std::string summary;     ///< one line: fits / does not fit because ...
 };

@@ -46,6 +46,10 @@ Result<void> load_documents(std::string_view text, const std::string& source, Do
 /// Resolves Pods to the claims and templates they name; an error names a missing one.
 Result<void> finish_loading(Inputs& inputs);
 
+/// Reads a Node object (YAML or JSON; a List of one Node too): its name and labels, which
+/// node selectors are evaluated against.
+Result<Node> load_node(std::string_view text, const std::string& source);
+
 /// Parses one ResourceSlice object (JSON form) — used for slices rendered in-process.
 Result<ResourceSlice> parse_resource_slice(const std::string& json_text, const std::string& source);
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <nodetopo/fit/quantity.hpp>
 
 namespace nodetopo::fit {
@@ -62,6 +64,42 @@ struct DeviceTaint {
   std::string effect;  ///< NoSchedule, NoExecute, None
 };
 
+/// One requirement of a NodeSelectorTerm (core/v1 NodeSelectorRequirement): In, NotIn, Exists,
+/// DoesNotExist, Gt, Lt on a label (matchExpressions) or In/NotIn on a field (matchFields).
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+  bool operator==(const NodeSelectorRequirement& o) const = default;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;
+  bool operator==(const NodeSelectorTerm& o) const = default;
+};
+
+/// core/v1 NodeSelector: the terms are ORed, the requirements of one term ANDed.
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> terms;
+  bool operator==(const NodeSelector& o) const = default;
+};
+
+/// The Node the claims are fitted on, when known (`topo fit --node FILE`): node selectors of
+/// slices and devices are evaluated against its name and labels.
+struct Node {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+
+/// Where a slice (or, with perDeviceNodeSelection, a device) is available: exactly one of a
+/// node name, all nodes, or a node selector is set in valid objects.
+struct NodeSelection {
+  std::string node_name;
+  bool all_nodes = false;
+  std::optional<NodeSelector> node_selector;
+};
+
 struct Device {
   std::string name;
   /// Qualified ("resource.kubernetes.io/pcieRoot") or short names (the driver's domain).
@@ -72,6 +110,8 @@ struct Device {
   std::map<std::string, std::map<std::string, Quantity>> consumes_counters;
   std::vector<DeviceTaint> taints;
   bool has_binding_conditions = false;
+  /// perDeviceNodeSelection slices: where this device is available.
+  NodeSelection node_selection;
 };
 
 struct ResourceSlice {
@@ -83,16 +123,26 @@ struct ResourceSlice {
   std::int64_t slice_count = 1;
   std::string node_name;
   bool all_nodes = false;
-  bool has_node_selector = false;
+  std::optional<NodeSelector> node_selector;
+  /// perDeviceNodeSelection was set (true or false): the field of DRAPartitionableDevices.
+  bool per_device_node_selection_set = false;
   bool per_device_node_selection = false;
   std::vector<Device> devices;
   /// counter set -> counter -> amount
   std::map<std::string, std::map<std::string, Quantity>> shared_counters;
 };
 
+/// One entry of a DeviceClass's spec.config or a claim's spec.devices.config: the opaque,
+/// driver-specific configuration, passed through to the allocation result unchanged.
+struct DeviceConfig {
+  std::vector<std::string> requests;     ///< claim config: the requests it applies to (empty: all)
+  nlohmann::ordered_json configuration;  ///< the DeviceConfiguration ({"opaque": {...}})
+};
+
 struct DeviceClass {
   std::string name;
   std::vector<std::string> selectors;  ///< CEL expressions
+  std::vector<DeviceConfig> config;
 };
 
 struct Toleration {
@@ -131,6 +181,7 @@ struct ResourceClaim {
   std::string source;
   std::vector<DeviceRequest> requests;
   std::vector<DeviceConstraint> constraints;
+  std::vector<DeviceConfig> config;  ///< spec.devices.config
 };
 
 /// One device already allocated on the node (from a claim's status.allocation).

@@ -2,6 +2,7 @@
 // read what a running agent published instead of discovering the host again.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nodetopo/base/error.hpp>
@@ -14,5 +15,25 @@ namespace nodetopo::daemon {
 /// message (no agent on the bus, not ready, unknown format).
 Result<std::string> fetch_agent_document(const std::string& bus, const std::string& kind,
                                          const std::string& format);
+
+/// The agent's properties: what a client checks before trusting a document.
+struct AgentStatus {
+  std::uint64_t generation = 0;
+  std::string health;                   ///< "ok", "starting...", "degraded: ..."
+  std::uint64_t last_refresh_usec = 0;  ///< end of the last discovery, CLOCK_REALTIME
+};
+
+/// A document with the agent's status read just before and just after it, on one connection:
+/// equal generations mean the document belongs to that status (no publish in between).
+struct AgentDocument {
+  std::string document;
+  AgentStatus before;
+  AgentStatus after;
+};
+
+/// As fetch_agent_document, with the status around it (`topo fit --from-agent`).
+Result<AgentDocument> fetch_agent_document_with_status(const std::string& bus,
+                                                       const std::string& kind,
+                                                       const std::string& format);
 
 }  // namespace nodetopo::daemon
