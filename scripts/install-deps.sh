@@ -41,6 +41,8 @@ packages=(
   # the unit's verify and security score, the bus policy test's clients, the Debian 12 chroot and
   # the OCI image
   dpkg-dev debhelper lintian help2man systemd python3-dbus python3-gi debootstrap curl buildah
+  # the unit under a booted systemd (packaging/tests/systemd_boot_test.sh: systemd-nspawn --boot)
+  systemd-container
   # kubelet/: the DRA kubelet plugin's gRPC services, code generated at build time; the fake
   # kubelet of tests/kubelet is Python with Debian's grpcio and grpc_tools (protoc)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio

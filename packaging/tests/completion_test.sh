@@ -57,6 +57,30 @@ expect_none() {
 mapfile -t top < <("$topo" --help | awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}')
 ((${#top[@]} >= 4)) || { echo "FAIL topo --help lists ${#top[@]} subcommands"; exit 1; }
 expect "topo " "${top[@]}"
+# Every command and subcommand, however deep (walked from the binary's help, so a command added
+# later is covered without editing this test): a command with subcommands offers all of them,
+# and after each command every long option its --help lists is offered.
+subcommands() {
+  "$topo" "$@" --help | awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}'
+}
+commands=0
+walk() {
+  local sub
+  local -a subs
+  mapfile -t subs < <(subcommands "$@")
+  ((${#subs[@]} == 0)) && return
+  (($# > 0)) && expect "topo $* " "${subs[@]}"
+  for sub in "${subs[@]}"; do
+    local -a options
+    mapfile -t options < <("$topo" "$@" "$sub" --help |
+      awk '/^  -/ {n = split($1, names, ","); for (i = 1; i <= n; i++) if (names[i] ~ /^--/) print names[i]}')
+    expect "topo${*:+ $*} $sub --" "${options[@]}"
+    commands=$((commands + 1))
+    walk "$@" "$sub"
+  done
+}
+walk
+((commands >= 10)) || { echo "FAIL the walk found only $commands commands"; failures=$((failures + 1)); }
 expect "topo d" dump
 expect_none "topo d" matrix export
 expect "topo export " resourceslices labels nrt shape autoscaler-template
