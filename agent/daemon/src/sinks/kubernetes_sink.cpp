@@ -43,8 +43,9 @@ std::string escape_label(std::string_view v) {
 
 class KubernetesSink final : public Sink {
  public:
-  KubernetesSink(const AgentConfig::Kubernetes& config, kube::PublisherConfig publisher_config)
-      : config_(config), publisher_(std::move(publisher_config)) {}
+  KubernetesSink(const AgentConfig::Kubernetes& config, const AgentConfig::Hami& hami,
+                 kube::PublisherConfig publisher_config)
+      : config_(config), hami_(hami), publisher_(std::move(publisher_config)) {}
 
   [[nodiscard]] std::string_view name() const override { return "kubernetes"; }
 
@@ -61,6 +62,17 @@ class KubernetesSink final : public Sink {
     options.labels = config_.labels != "none";
     options.nrt = config_.nrt;
     if (s.core->export_config.sharing) options.sharing = *s.core->export_config.sharing;
+    options.instance = s.core->instance;
+    if (hami_.enabled) {
+      exporters::HamiOptions h;
+      h.split_count = hami_.split_count;
+      h.memory_scaling = hami_.memory_scaling;
+      h.core_scaling = hami_.core_scaling;
+      h.mode = hami_.mode;
+      h.resource_name = hami_.resource_name;
+      h.score = hami_.score;
+      options.hami = h;
+    }
     // The render runs on the publisher's thread: it captures the immutable snapshot, never `s`.
     std::shared_ptr<const core::NodeSnapshot> snap = s.core;
     publisher_.update({s.node_name, [snap, options](const kube::ServerInfo& server) {
@@ -122,6 +134,12 @@ class KubernetesSink final : public Sink {
         "# HELP nodetopo_kube_retries_total Kubernetes API requests retried.\n"
         "# TYPE nodetopo_kube_retries_total counter\n";
     fmt::format_to(w, "nodetopo_kube_retries_total {}\n", st.retries);
+    if (hami_.enabled) {
+      out +=
+          "# HELP nodetopo_hami_handshakes_total HAMi scheduler handshake requests answered.\n"
+          "# TYPE nodetopo_hami_handshakes_total counter\n";
+      fmt::format_to(w, "nodetopo_hami_handshakes_total {}\n", st.hami_handshakes);
+    }
     out +=
         "# HELP nodetopo_kube_last_sync_timestamp_seconds Last successful sync of each API sink "
         "(0: never).\n# TYPE nodetopo_kube_last_sync_timestamp_seconds gauge\n";
@@ -150,6 +168,7 @@ class KubernetesSink final : public Sink {
   }
 
   AgentConfig::Kubernetes config_;
+  AgentConfig::Hami hami_;
   mutable kube::Publisher publisher_;
   mutable SinkState state_;
   std::string failed_;
@@ -159,7 +178,8 @@ class KubernetesSink final : public Sink {
 
 }  // namespace
 
-Result<std::unique_ptr<Sink>> make_kubernetes_sink(const AgentConfig::Kubernetes& config) {
+Result<std::unique_ptr<Sink>> make_kubernetes_sink(const AgentConfig::Kubernetes& config,
+                                                   const AgentConfig::Hami& hami) {
   auto client = kube::load_client_config(config.kubeconfig, config.context);
   if (!client) return client.error();
   kube::PublisherConfig pc;
@@ -169,7 +189,9 @@ Result<std::unique_ptr<Sink>> make_kubernetes_sink(const AgentConfig::Kubernetes
   pc.nodefeature_namespace = config.nodefeature_namespace;
   pc.publish_slices = config.slices;
   pc.publish_nrt = config.nrt;
-  return std::unique_ptr<Sink>(std::make_unique<KubernetesSink>(config, std::move(pc)));
+  pc.hami = hami.enabled;
+  pc.hami_poll = hami.poll;
+  return std::unique_ptr<Sink>(std::make_unique<KubernetesSink>(config, hami, std::move(pc)));
 }
 
 }  // namespace nodetopo::daemon
