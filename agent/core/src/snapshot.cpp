@@ -90,9 +90,11 @@ void read_instance_inputs(const probes::SysRoot& root, const SnapshotOptions& op
     in.platform = vendor.value();
   }
   const std::string path(exporters::kCloudInitInstanceDataPath);
-  if (!root.exists(path)) return;
-  // One byte more than allowed tells a file that is too big from one that just fits.
+  // One byte more than allowed tells a file that is too big from one that just fits. Absent is
+  // normal (no cloud-init); anything else that stops the read (a link out of the root, a FIFO,
+  // no permission) is said, naming the file.
   auto text = root.read_file(path, exporters::kCloudInitMaxBytes + 1);
+  if (!text && text.error().code == ErrorCode::kNotFound) return;
   if (!text) {
     in.cloud_init_error = text.error().describe() + "; its instance facts are not used";
     return;

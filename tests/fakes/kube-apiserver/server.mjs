@@ -306,8 +306,10 @@ async function api(req, res, url) {
   // Nodes: what a write may change (the registry's nodeStrategy / nodeStatusStrategy).
   const scoped = (patched, current) => {
     if (resName !== "nodes") return patched;
-    if (sub === "status") return { ...clone(current), status: patched.status };
-    return { ...patched, status: clone(current.status) };
+    const out = sub === "status" ? { ...clone(current), status: patched.status } : { ...patched, status: current.status };
+    if (out.status === undefined) delete out.status;
+    else out.status = clone(out.status);
+    return out;
   };
   const def = resources[resName];
   const isWatch = q.get("watch") === "true" || q.get("watch") === "1";

@@ -5,13 +5,16 @@
 
 #include <chrono>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/core/snapshot.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/kube/publisher.hpp>
 #include <nodetopo/kube/render.hpp>
 
@@ -39,6 +42,20 @@ std::string escape_label(std::string_view v) {
     out += c;
   }
   return out;
+}
+
+// The instance labels' choice and its sources, logged when it changes (docs/labels.md): which
+// value won and why is otherwise invisible; a cloud-init file that could not be used is a warning.
+void log_instance_choice(const exporters::InstanceInputs& in,
+                         const std::map<std::string, std::string>& node_labels, std::string& last) {
+  std::string text =
+      exporters::describe_instance_labels(exporters::choose_instance_labels(in, node_labels), in);
+  if (text == last) return;
+  if (!in.cloud_init_error.empty() && last.find(in.cloud_init_error) == std::string::npos) {
+    component_logger("agent")->warn("{}", in.cloud_init_error);
+  }
+  component_logger("agent")->debug("instance labels:\n{}", text);
+  last = std::move(text);
 }
 
 class KubernetesSink final : public Sink {
@@ -75,7 +92,10 @@ class KubernetesSink final : public Sink {
     }
     // The render runs on the publisher's thread: it captures the immutable snapshot, never `s`.
     std::shared_ptr<const core::NodeSnapshot> snap = s.core;
-    publisher_.update({s.node_name, [snap, options](const kube::ServerInfo& server) {
+    // Runs on the publisher's one thread only: the last described choice needs no lock.
+    auto last = std::make_shared<std::string>();
+    publisher_.update({s.node_name, [snap, options, last](const kube::ServerInfo& server) {
+                         log_instance_choice(options.instance, server.node_labels, *last);
                          return kube::render_documents(snap->topology(), options, server);
                        }});
     handed_ = true;

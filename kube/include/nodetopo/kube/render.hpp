@@ -24,9 +24,9 @@ struct RenderOptions {
   bool nrt = true;
   /// What the reservation and instance labels are chosen from besides the Node's labels
   /// (core::NodeSnapshot::instance); the Node's come with the ServerInfo.
-  exporters::InstanceInputs instance;
+  exporters::InstanceInputs instance{};
   /// The HAMi bridge's documents, when set.
-  std::optional<exporters::HamiOptions> hami;
+  std::optional<exporters::HamiOptions> hami{};
 };
 
 /// The exporters' rules for `server`: 1.34 below 1.35, 1.36 from 1.36 on (newer servers accept

@@ -32,7 +32,7 @@ struct SnapshotOptions {
   bool reopen_root = false;
   /// Instance facts the process was told (the agent config's `instance.*`), by label name, each
   /// with its source. The host's etc/nodetopo/export.yaml `instance:` wins over these.
-  exporters::InstanceValues instance_config;
+  exporters::InstanceValues instance_config{};
 };
 
 /// Everything known about the node after one discovery.
