@@ -86,7 +86,9 @@ void read_instance_inputs(const probes::SysRoot& root, const SnapshotOptions& op
     in.config[std::string(name)] = {
         it->second, std::string(exporters::kExportConfigPath) + " " + std::string(key)};
   }
-  if (auto vendor = root.read_attr("sys/devices/virtual/dmi/id/sys_vendor")) {
+  // The path hwloc reads the DMI identity from, so a capture (topo capture records every read)
+  // holds one DMI tree, not a second partial one under sys/devices/virtual.
+  if (auto vendor = root.read_attr("sys/class/dmi/id/sys_vendor")) {
     in.platform = vendor.value();
   }
   const std::string path(exporters::kCloudInitInstanceDataPath);
