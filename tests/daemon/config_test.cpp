@@ -1,5 +1,7 @@
 // The strict agent config reader and `topo agent --check-config`.
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -79,7 +81,7 @@ TEST(AgentConfig, UnknownKeysAreRejectedWithTheirPath) {
   const std::string top = error_of("resync_interval: 5m\n");
   EXPECT_NE(top.find("agent.yaml: line 1"), std::string::npos) << top;
   EXPECT_NE(top.find("resync_interval: unknown key (expected one of: dbus, debounce, host_root, "
-                     "http, kubernetes, log, node_name, resync, sinks, uevents)"),
+                     "http, instance, kubernetes, log, node_name, resync, sinks, uevents)"),
             std::string::npos)
       << top;
   const std::string nested = error_of("sinks:\n  nfd:\n    pth: /x\n");
@@ -126,6 +128,60 @@ TEST(AgentConfig, KubernetesKeysHaveDefaultsAndAreCheckedStrictly) {
             std::string::npos)
       << error_of("kubernetes: {colour: blue}\n");
   EXPECT_NE(error_of("kubernetes: {kubeconfig: relative}\n").find("kubernetes.kubeconfig"),
+            std::string::npos);
+}
+
+// sinks.hami and instance: defaults, every key read, strict values, and the bridge refused
+// without the Kubernetes connection it writes through.
+TEST(AgentConfig, HamiAndInstanceKeysHaveDefaultsAndAreCheckedStrictly) {
+  auto d = parse_agent_config("", "agent.yaml");
+  ASSERT_TRUE(d) << d.error().describe();
+  EXPECT_FALSE(d->hami.enabled);
+  EXPECT_EQ(d->hami.split_count, 10U);
+  EXPECT_EQ(d->hami.memory_scaling, 1.0);
+  EXPECT_EQ(d->hami.core_scaling, 1.0);
+  EXPECT_EQ(d->hami.mode, "hami-core");
+  EXPECT_EQ(d->hami.resource_name, "nvidia.com/gpu");
+  EXPECT_TRUE(d->hami.score);
+  EXPECT_EQ(d->hami.poll, std::chrono::seconds(15));
+  EXPECT_TRUE(d->instance.empty());
+  auto set = parse_agent_config(
+      "kubernetes: {enabled: true}\n"
+      "sinks:\n  hami: {enabled: true, split_count: 4, memory_scaling: 1.5, core_scaling: 0.5,\n"
+      "    mode: mps, resource_name: example.com/vgpu, score: false, poll: 2s}\n"
+      "instance: {type: g4dn.xlarge, capacity_type: spot, reservation: cr-1}\n",
+      "agent.yaml");
+  ASSERT_TRUE(set) << set.error().describe();
+  EXPECT_TRUE(set->hami.enabled);
+  EXPECT_EQ(set->hami.split_count, 4U);
+  EXPECT_EQ(set->hami.memory_scaling, 1.5);
+  EXPECT_EQ(set->hami.core_scaling, 0.5);
+  EXPECT_EQ(set->hami.mode, "mps");
+  EXPECT_EQ(set->hami.resource_name, "example.com/vgpu");
+  EXPECT_FALSE(set->hami.score);
+  EXPECT_EQ(set->hami.poll, std::chrono::seconds(2));
+  EXPECT_EQ(set->instance.at("instance-type"), "g4dn.xlarge");
+  EXPECT_EQ(set->instance.at("capacity-type"), "spot");
+  EXPECT_EQ(set->instance.at("reservation"), "cr-1");
+  const std::string k = "kubernetes: {enabled: true}\n";
+  for (const auto& [text, key] : std::vector<std::pair<std::string, std::string>>{
+           {k + "sinks: {hami: {split_count: 0}}\n", "sinks.hami.split_count"},
+           {k + "sinks: {hami: {split_count: 5000}}\n", "sinks.hami.split_count"},
+           {k + "sinks: {hami: {memory_scaling: 0}}\n", "sinks.hami.memory_scaling"},
+           {k + "sinks: {hami: {memory_scaling: lots}}\n", "sinks.hami.memory_scaling"},
+           {k + "sinks: {hami: {core_scaling: -1}}\n", "sinks.hami.core_scaling"},
+           {k + "sinks: {hami: {mode: mig}}\n", "sinks.hami.mode"},
+           {k + "sinks: {hami: {resource_name: \"not a name\"}}\n", "sinks.hami.resource_name"},
+           {k + "sinks: {hami: {poll: 2m}}\n", "sinks.hami.poll"},
+           {k + "sinks: {hami: {splitcount: 3}}\n", "sinks.hami.splitcount: unknown key"},
+           {"instance: {capacity_type: cheap}\n", "instance.capacity_type"},
+           {"instance: {type: \"two words\"}\n", "instance.type"},
+           {"instance: {zone: a}\n", "instance.zone: unknown key"},
+           {"sinks: {hami: {enabled: true}}\n", "sinks.hami.enabled"}}) {
+    const std::string e = error_of(text);
+    EXPECT_NE(e.find(key), std::string::npos) << text << " -> " << e;
+  }
+  EXPECT_NE(error_of("sinks: {hami: {enabled: true}}\n").find("kubernetes.enabled: true"),
             std::string::npos);
 }
 
@@ -211,24 +267,49 @@ TEST(AgentConfig, ShippedExampleHoldsTheDefaults) {
   EXPECT_EQ(a.kubernetes.slices, d.kubernetes.slices);
   EXPECT_EQ(a.kubernetes.nrt, d.kubernetes.nrt);
   EXPECT_EQ(a.kubernetes.nodefeature_namespace, d.kubernetes.nodefeature_namespace);
+  EXPECT_TRUE(a.hami == d.hami);
+  EXPECT_EQ(a.instance, d.instance);
 }
 
 // Every key the reader accepts is documented in docs/agent.md's table.
 TEST(AgentConfig, EveryKeyIsDocumented) {
   const std::string doc = read_file(source_dir() / "docs/agent.md");
-  for (const char* key : {"kubernetes.enabled", "kubernetes.kubeconfig",
-                          "kubernetes.context", "kubernetes.driver",
-                          "kubernetes.labels",  "kubernetes.slices",
-                          "kubernetes.nrt",     "kubernetes.nodefeature_namespace",
-                          "host_root",          "node_name",
-                          "resync.interval",    "resync.jitter",
-                          "debounce.quiet",     "debounce.max",
-                          "dbus.bus",           "http.listen",
-                          "uevents.source",     "uevents.socket",
-                          "sinks.nfd.enabled",  "sinks.nfd.path",
-                          "sinks.json.enabled", "sinks.json.path",
-                          "sinks.dbus.enabled", "log.level",
-                          "log.format"}) {
+  for (const char* key : {"kubernetes.enabled",
+                          "kubernetes.kubeconfig",
+                          "kubernetes.context",
+                          "kubernetes.driver",
+                          "kubernetes.labels",
+                          "kubernetes.slices",
+                          "kubernetes.nrt",
+                          "kubernetes.nodefeature_namespace",
+                          "host_root",
+                          "node_name",
+                          "resync.interval",
+                          "resync.jitter",
+                          "debounce.quiet",
+                          "debounce.max",
+                          "dbus.bus",
+                          "http.listen",
+                          "uevents.source",
+                          "uevents.socket",
+                          "sinks.nfd.enabled",
+                          "sinks.nfd.path",
+                          "sinks.json.enabled",
+                          "sinks.json.path",
+                          "sinks.dbus.enabled",
+                          "log.level",
+                          "log.format",
+                          "sinks.hami.enabled",
+                          "sinks.hami.split_count",
+                          "sinks.hami.memory_scaling",
+                          "sinks.hami.core_scaling",
+                          "sinks.hami.mode",
+                          "sinks.hami.resource_name",
+                          "sinks.hami.score",
+                          "sinks.hami.poll",
+                          "instance.type",
+                          "instance.capacity_type",
+                          "instance.reservation"}) {
     EXPECT_NE(doc.find(std::string("| `") + key + "` |"), std::string::npos) << key;
   }
 }

@@ -281,4 +281,12 @@ Relation RelationIndex::between(NodeIndex a, NodeIndex b) const {
   return pcie_relation(a, b);
 }
 
+Relation RelationIndex::pcie_between(NodeIndex a, NodeIndex b) const {
+  if (a == b) return {RelationClass::kSelf};
+  const NodeFacts& fa = facts_.at(a);
+  const NodeFacts& fb = facts_.at(b);
+  if (fa.function != kNoNode && fa.function == fb.function) return {RelationClass::kSelf};
+  return pcie_relation(a, b);
+}
+
 }  // namespace nodetopo

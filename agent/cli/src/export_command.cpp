@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/cli/command_output.hpp>
 #include <nodetopo/cli/commands.hpp>
 #include <nodetopo/cli/from_agent.hpp>
@@ -40,6 +41,15 @@ int run_export(std::string_view command, core::HostSource& source, const std::st
   core::write_process_environment(*host);
   auto snapshot = core::take_snapshot(*host, {.node_name = node, .with_digest = false});
   if (!snapshot) return fail(command, snapshot.error().describe());
+  if (kind == core::DocumentKind::kLabels) {
+    // The instance labels' sources: a cloud-init file that could not be used is worth a warning
+    // (naming it); the choice itself is the debug view (docs/labels.md).
+    const auto& in = snapshot->instance;
+    if (!in.cloud_init_error.empty()) component_logger("export")->warn("{}", in.cloud_init_error);
+    component_logger("export")->debug(
+        "instance labels:\n{}",
+        exporters::describe_instance_labels(exporters::choose_instance_labels(in, {}), in));
+  }
   // A degraded snapshot (a probe failed) renders to an error naming the probe: nothing written.
   auto doc = core::render(*snapshot, kind, format, render_options);
   if (!doc) return fail(command, doc.error().describe());

@@ -43,7 +43,8 @@ Result<std::string> render_slices(const NodeSnapshot& s, std::string_view format
 
 Result<std::string> render_labels(const NodeSnapshot& s, std::string_view format,
                                   const RenderOptions& opts) {
-  const exporters::LabelMap labels = exporters::compute_labels(s.topology());
+  const exporters::LabelMap labels =
+      exporters::compute_labels(s.topology(), exporters::choose_instance_labels(s.instance, {}));
   if (const auto problems = exporters::validate_labels(labels); !problems.empty()) {
     std::string message = "invalid labels:";
     for (const auto& p : problems)

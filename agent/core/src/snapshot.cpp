@@ -70,6 +70,50 @@ void read_export_config(const probes::SysRoot& root, NodeSnapshot& snap) {
   snap.export_config = std::move(config.value());
 }
 
+// Cloud-init's instance data: read through the root like everything else, bounded; what cannot
+// be used is recorded (naming the file), never fatal: the labels then come from elsewhere.
+void read_instance_inputs(const probes::SysRoot& root, const SnapshotOptions& options,
+                          NodeSnapshot& snap) {
+  exporters::InstanceInputs& in = snap.instance;
+  in.config = options.instance_config;
+  static constexpr std::pair<std::string_view, std::string_view> kKeys[] = {
+      {exporters::kInstanceTypeLabel, "instance.type"},
+      {exporters::kCapacityTypeLabel, "instance.capacityType"},
+      {exporters::kReservationLabel, "instance.reservation"}};
+  for (const auto& [name, key] : kKeys) {
+    auto it = snap.export_config.instance.find(std::string(name));
+    if (it == snap.export_config.instance.end()) continue;
+    in.config[std::string(name)] = {
+        it->second, std::string(exporters::kExportConfigPath) + " " + std::string(key)};
+  }
+  // The path hwloc reads the DMI identity from, so a capture (topo capture records every read)
+  // holds one DMI tree, not a second partial one under sys/devices/virtual.
+  if (auto vendor = root.read_attr("sys/class/dmi/id/sys_vendor")) {
+    in.platform = vendor.value();
+  }
+  const std::string path(exporters::kCloudInitInstanceDataPath);
+  // One byte more than allowed tells a file that is too big from one that just fits. Absent is
+  // normal (no cloud-init); anything else that stops the read (a link out of the root, a FIFO,
+  // no permission) is said, naming the file.
+  auto text = root.read_file(path, exporters::kCloudInitMaxBytes + 1);
+  if (!text && text.error().code == ErrorCode::kNotFound) return;
+  if (!text) {
+    in.cloud_init_error = text.error().describe() + "; its instance facts are not used";
+    return;
+  }
+  if (text.value().size() > exporters::kCloudInitMaxBytes) {
+    in.cloud_init_error = root.host_path(path) + ": larger than 1 MiB, not cloud-init's " +
+                          "instance data; its instance facts are not used";
+    return;
+  }
+  auto facts = exporters::parse_cloud_init(text.value(), root.host_path(path));
+  if (!facts) {
+    in.cloud_init_error = facts.error().describe() + "; its instance facts are not used";
+    return;
+  }
+  in.cloud_init = std::move(facts.value());
+}
+
 }  // namespace
 
 Result<NodeSnapshot> take_snapshot(const OpenedHost& host, const SnapshotOptions& options) {
@@ -88,6 +132,7 @@ Result<NodeSnapshot> take_snapshot(const OpenedHost& host, const SnapshotOptions
   const probes::SysRoot& root = fresh ? *fresh : host.root();
   snap.discovery = probes::discover(root, host.probe_options());
   read_export_config(root, snap);
+  read_instance_inputs(root, options, snap);
   resolve_node_name(options.node_name, root, snap);
   if (options.with_digest) {
     snap.digest =

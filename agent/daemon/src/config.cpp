@@ -14,6 +14,8 @@
 
 #include <nodetopo/base/yaml_reader.hpp>
 #include <nodetopo/daemon/config.hpp>
+#include <nodetopo/exporters/hami.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 
 namespace nodetopo::daemon {
@@ -91,6 +93,68 @@ void read_sink(Fields& sinks, const std::string& name, bool& enabled, std::strin
   if (auto v = read_bool(f, "enabled")) enabled = *v;
   if (path != nullptr) {
     if (auto v = read_path(f, "path")) *path = *v;
+  }
+  f.done();
+}
+
+// A decimal number (1, 0.5, 1.25) within (0, max].
+std::optional<double> read_scaling(Fields& f, const std::string& key, double max) {
+  YAML::Node n = f.take(key);
+  auto text = yaml::read_scalar(f.reader(), n, f.path(key), "a number");
+  if (!text) return std::nullopt;
+  double v = 0;
+  const char* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, v);
+  if (ec != std::errc() || ptr != end || !std::isfinite(v)) {
+    f.reader().fail(n, f.path(key), "expected a number such as 1 or 0.5, not \"" + *text + "\"");
+    return std::nullopt;
+  }
+  if (v <= 0 || v > max) {
+    f.reader().fail(n, f.path(key), "must be above 0 and at most " + std::to_string(int(max)));
+    return std::nullopt;
+  }
+  return v;
+}
+
+void read_hami(Fields& sinks, AgentConfig::Hami& h, int& enabled_line) {
+  Fields f(sinks.reader(), sinks.take("hami"), sinks.path("hami"));
+  enabled_line = f.line();
+  if (auto v = read_bool(f, "enabled")) h.enabled = *v;
+  if (auto v = yaml::read_uint(f.reader(), f.take("split_count"), f.path("split_count"), 1024, 1)) {
+    h.split_count = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = read_scaling(f, "memory_scaling", 100)) h.memory_scaling = *v;
+  if (auto v = read_scaling(f, "core_scaling", 100)) h.core_scaling = *v;
+  if (auto v = read_choice(f, "mode", {"hami-core", "mps"})) h.mode = *v;
+  YAML::Node rn = f.take("resource_name");
+  if (auto v = yaml::read_string(f.reader(), rn, f.path("resource_name"))) {
+    if (std::string why = exporters::k8s::check_label_key(*v); !why.empty()) {
+      f.reader().fail(rn, f.path("resource_name"), why);
+    } else {
+      h.resource_name = *v;
+    }
+  }
+  if (auto v = read_bool(f, "score")) h.score = *v;
+  if (auto v = read_duration(f, "poll", std::chrono::milliseconds(100), std::chrono::seconds(50))) {
+    h.poll = *v;
+  }
+  f.done();
+}
+
+void read_instance(Fields& top, std::map<std::string, std::string>& out) {
+  Fields f(top.reader(), top.take("instance"), "instance");
+  for (const auto& [key, name] :
+       {std::pair<const char*, std::string_view>{"type", exporters::kInstanceTypeLabel},
+        {"capacity_type", exporters::kCapacityTypeLabel},
+        {"reservation", exporters::kReservationLabel}}) {
+    YAML::Node n = f.take(key);
+    if (auto v = yaml::read_string(f.reader(), n, f.path(key))) {
+      if (std::string why = exporters::check_instance_value(name, *v); !why.empty()) {
+        f.reader().fail(n, f.path(key), why);
+      } else {
+        out[std::string(name)] = *v;
+      }
+    }
   }
   f.done();
 }
@@ -174,6 +238,7 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
   }
   Reader r{std::string(source), "(top level)"};
   Fields top(r, root, "");
+  int hami_line = 0;
   if (auto v = read_path(top, "host_root")) cfg.host_root = *v;
   if (auto v = read_string(top, "node_name")) cfg.node_name = *v;
   {
@@ -245,8 +310,10 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
     read_sink(f, "nfd", cfg.nfd_enabled, &cfg.nfd_path);
     read_sink(f, "json", cfg.json_enabled, &cfg.json_path);
     read_sink(f, "dbus", cfg.dbus_signal_enabled, nullptr);
+    read_hami(f, cfg.hami, hami_line);
     f.done();
   }
+  read_instance(top, cfg.instance);
   {
     Fields f(r, top.take("kubernetes"), "kubernetes");
     AgentConfig::Kubernetes& k = cfg.kubernetes;
@@ -291,6 +358,11 @@ Result<AgentConfig> parse_agent_config(std::string_view text, std::string_view s
     f.done();
   }
   top.done();
+  if (!r.failed() && cfg.hami.enabled && !cfg.kubernetes.enabled) {
+    r.fail(hami_line, "sinks.hami.enabled",
+           "the HAMi bridge writes through the Kubernetes API: set kubernetes.enabled: true "
+           "(kubernetes.slices, .labels and .nrt can be turned off if only HAMi is wanted)");
+  }
   if (r.failed()) return r.error();
   return cfg;
 }

@@ -220,7 +220,7 @@ class ManagerImpl final : public Manager, public TopologyState {
     if (config_.json_enabled) sinks.push_back(make_json_sink(config_.json_path));
     if (config_.kubernetes.enabled) {
       // Started here, after open_snapshot_source wrote the environment: it owns a thread.
-      auto api = make_kubernetes_sink(config_.kubernetes);
+      auto api = make_kubernetes_sink(config_.kubernetes, config_.hami);
       if (api) {
         sinks.push_back(std::move(api.value()));
       } else {
@@ -489,6 +489,12 @@ class ManagerImpl final : public Manager, public TopologyState {
         ka.nrt != kb.nrt || ka.nodefeature_namespace != kb.nodefeature_namespace) {
       restart += (restart.empty() ? "" : ", ") + std::string("kubernetes.*");
     }
+    if (!(loaded.hami == config_.hami)) {
+      restart += (restart.empty() ? "" : ", ") + std::string("sinks.hami.*");
+    }
+    if (loaded.instance != config_.instance) {
+      restart += (restart.empty() ? "" : ", ") + std::string("instance.*");
+    }
     if (!restart.empty()) {
       log_->warn("config reload: {} take effect only after a restart; running values kept",
                  restart);
@@ -502,6 +508,8 @@ class ManagerImpl final : public Manager, public TopologyState {
     loaded.uevent_source = config_.uevent_source;
     loaded.uevent_socket = config_.uevent_socket;
     loaded.kubernetes = config_.kubernetes;
+    loaded.hami = config_.hami;
+    loaded.instance = config_.instance;
     const bool sinks_changed =
         loaded.nfd_enabled != config_.nfd_enabled || loaded.nfd_path != config_.nfd_path ||
         loaded.json_enabled != config_.json_enabled || loaded.json_path != config_.json_path ||

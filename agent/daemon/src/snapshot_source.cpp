@@ -8,6 +8,7 @@
 #include <nodetopo/core/host_source.hpp>
 #include <nodetopo/core/render.hpp>
 #include <nodetopo/core/snapshot.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/topology/shape.hpp>
 
 namespace nodetopo::daemon {
@@ -53,8 +54,20 @@ bool depends_on_node_settings(core::DocumentKind kind) {
 
 class CoreSnapshotSource final : public SnapshotSource {
  public:
-  CoreSnapshotSource(core::OpenedHost host, std::string node_name)
-      : host_(std::move(host)), node_name_(std::move(node_name)) {}
+  CoreSnapshotSource(core::OpenedHost host, std::string node_name,
+                     const std::map<std::string, std::string>& instance)
+      : host_(std::move(host)), node_name_(std::move(node_name)) {
+    static constexpr std::pair<std::string_view, std::string_view> kKeys[] = {
+        {exporters::kInstanceTypeLabel, "instance.type"},
+        {exporters::kCapacityTypeLabel, "instance.capacity_type"},
+        {exporters::kReservationLabel, "instance.reservation"}};
+    for (const auto& [name, key] : kKeys) {
+      auto it = instance.find(std::string(name));
+      if (it != instance.end()) {
+        instance_[std::string(name)] = {it->second, "agent config " + std::string(key)};
+      }
+    }
+  }
 
   [[nodiscard]] std::string describe() const override { return host_.root().path().string(); }
 
@@ -62,8 +75,10 @@ class CoreSnapshotSource final : public SnapshotSource {
     const auto started = std::chrono::steady_clock::now();
     // reopen_root: a fresh SysRoot per snapshot, since a SysRoot's cache never invalidates and
     // the host (or the tree a symlinked root points to) may have changed since the last one.
-    auto taken = core::take_snapshot(
-        host_, {.node_name = node_name_, .with_digest = true, .reopen_root = true});
+    auto taken = core::take_snapshot(host_, {.node_name = node_name_,
+                                             .with_digest = true,
+                                             .reopen_root = true,
+                                             .instance_config = instance_});
     if (!taken) return taken.error();
     const core::NodeSnapshot& snap = taken.value();
 
@@ -100,6 +115,7 @@ class CoreSnapshotSource final : public SnapshotSource {
  private:
   core::OpenedHost host_;
   std::string node_name_;
+  exporters::InstanceValues instance_;  // the agent config's instance.* with their sources
 };
 
 }  // namespace
@@ -124,8 +140,8 @@ Result<std::unique_ptr<SnapshotSource>> open_snapshot_source(const AgentConfig& 
   // agent writes the process environment (probes/probe.hpp). The root path never changes for
   // the process's life, so once is enough, even when the tree behind a symlinked root does.
   core::write_process_environment(host.value());
-  return std::unique_ptr<SnapshotSource>(
-      std::make_unique<CoreSnapshotSource>(std::move(host.value()), config.node_name));
+  return std::unique_ptr<SnapshotSource>(std::make_unique<CoreSnapshotSource>(
+      std::move(host.value()), config.node_name, config.instance));
 }
 
 }  // namespace nodetopo::daemon

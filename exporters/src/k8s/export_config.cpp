@@ -5,6 +5,7 @@
 
 #include <nodetopo/base/yaml_reader.hpp>
 #include <nodetopo/exporters/export_config.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 
 namespace nodetopo::exporters {
@@ -127,6 +128,28 @@ Result<ExportConfig> parse_export_config(std::string_view text, std::string_view
         r.fail(sharing, "sharing", "expected a mapping");
       } else {
         cfg.sharing = parse_sharing(r, sharing);
+      }
+    }
+    const YAML::Node instance = f.take("instance");
+    if (instance.IsDefined()) {
+      if (!instance.IsMap()) {
+        r.fail(instance, "instance", "expected a mapping");
+      } else {
+        yaml::Fields i(r, instance, "instance");
+        for (const auto& [key, name] :
+             {std::pair<const char*, std::string_view>{"type", kInstanceTypeLabel},
+              {"capacityType", kCapacityTypeLabel},
+              {"reservation", kReservationLabel}}) {
+          const YAML::Node n = i.take(key);
+          if (auto v = yaml::read_string(r, n, i.path(key))) {
+            if (std::string why = check_instance_value(name, *v); !why.empty()) {
+              r.fail(n, i.path(key), why);
+            } else {
+              cfg.instance[std::string(name)] = *v;
+            }
+          }
+        }
+        i.done();
       }
     }
     f.done();

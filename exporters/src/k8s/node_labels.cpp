@@ -164,6 +164,14 @@ LabelMap compute_labels(const Topology& topology) {
   return labels;
 }
 
+LabelMap compute_labels(const Topology& topology, const InstanceLabels& instance) {
+  LabelMap labels = compute_labels(topology);
+  for (const auto& [k, v] : instance) {
+    if (k8s::check_label_value(v.value).empty()) labels[k] = v.value;
+  }
+  return labels;
+}
+
 std::vector<std::string> validate_labels(const LabelMap& labels) {
   std::vector<std::string> problems;
   for (const auto& [k, v] : labels) {

@@ -19,6 +19,7 @@ constexpr const char* kSliceSink = "resourceslices";
 constexpr const char* kNodeFeatureSink = "nodefeature";
 constexpr const char* kNodeLabelsSink = "nodelabels";
 constexpr const char* kNrtSink = "nrt";
+constexpr const char* kHamiSink = "hami";
 
 // Scheduling state of one sink, owned by the I/O thread.
 struct Schedule {
@@ -75,6 +76,7 @@ class Publisher::Impl {
   void run();
   bool discover();
   void sync_sink(const char* name, Schedule& schedule, const std::function<SyncOutcome()>& fn);
+  void read_node_labels();
   void set_status(const char* name, const std::function<void(SinkStatus&)>& fn) {
     const std::lock_guard lock(mutex_);
     fn(status_.sinks[name]);
@@ -105,6 +107,10 @@ class Publisher::Impl {
   LabelMode label_mode_ = LabelMode::kNone;
   Millis repair_delay_{0};
   Clock::time_point last_repair_{};
+  // The Node's instance labels as last read, and those the documents were rendered with.
+  std::map<std::string, std::string> node_labels_;
+  std::optional<std::map<std::string, std::string>> rendered_node_labels_;
+  bool node_labels_read_ = false;
 };
 
 bool Publisher::Impl::discover() {
@@ -127,9 +133,32 @@ bool Publisher::Impl::discover() {
         info->serves(kNrtGroupVersion) ? "served" : "absent");
   }
   server_ = std::move(info.value());
+  read_node_labels();
   const std::lock_guard lock(mutex_);
   status_.server = server_;
   return true;
+}
+
+void Publisher::Impl::read_node_labels() {
+  // The render chooses the instance labels from the Node's own (exporters/instance_labels.hpp):
+  // read them before the first render, so a restart never publishes without them. A failure
+  // keeps what was read before; the Node syncs refresh them too.
+  std::string node;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!desired_) return;
+    node = desired_->node_name;
+  }
+  if (node.empty()) return;
+  const ApiResponse r =
+      client_.call({"GET", "/api/v1/nodes/" + percent_encode(node), "", "", "", "get", "nodes"});
+  node_labels_read_ = true;  // once per discovery, whatever the answer: never a loop of reads
+  if (r.ok()) {
+    node_labels_ = instance_labels_of(r.json());
+  } else if (r.status != 404) {
+    kube_log()->debug("get nodes {}: {}; instance labels of the Node not refreshed", node,
+                      r.message());
+  }
 }
 
 void Publisher::Impl::sync_sink(const char* name, Schedule& schedule,
@@ -200,6 +229,7 @@ void Publisher::Impl::run() {
   Schedule slices;
   Schedule labels;
   Schedule nrt;
+  Schedule hami;
   Clock::time_point discovery_retry{};
   Millis discovery_backoff{0};
   while (!client_.stopped()) {
@@ -230,13 +260,18 @@ void Publisher::Impl::run() {
       client_.wait(Millis(60'000));
       continue;
     }
-    if (version != rendered_version_ || rendered_minor_ != server_->minor) {
-      const bool new_input = version != rendered_version_ || rendered_minor_ != server_->minor;
+    if (!node_labels_read_) read_node_labels();
+    if (version != rendered_version_ || rendered_minor_ != server_->minor ||
+        rendered_node_labels_ != node_labels_) {
+      const bool new_input = true;
       rendered_version_ = version;
       rendered_minor_ = server_->minor;
+      rendered_node_labels_ = node_labels_;
+      ServerInfo input = *server_;
+      input.node_labels = node_labels_;
       Result<Documents> docs =
           desired->render
-              ? desired->render(*server_)
+              ? desired->render(input)
               : Result<Documents>(make_error(ErrorCode::kInvalid, "no render function"));
       if (!docs) {
         // Keep publishing what was last rendered; a failed render removes nothing.
@@ -249,7 +284,7 @@ void Publisher::Impl::run() {
         node_ = desired->node_name;
         if (new_input) {
           // New input (or a new server version): every sink looks again now.
-          slices.due = labels.due = nrt.due = Clock::now();
+          slices.due = labels.due = nrt.due = hami.due = Clock::now();
         }
       }
     }
@@ -258,7 +293,7 @@ void Publisher::Impl::run() {
       continue;
     }
     if (resync_requested_.exchange(false)) {
-      slices.due = labels.due = nrt.due = Clock::now();
+      slices.due = labels.due = nrt.due = hami.due = Clock::now();
       rediscover_at_ = Clock::now();
       continue;
     }
@@ -334,6 +369,21 @@ void Publisher::Impl::run() {
         return sync_nrt(client_, node_, *docs_->nrt);
       });
     }
+    if (config_.hami && docs_->hami && t >= hami.due) {
+      HamiSyncInfo info;
+      sync_sink(kHamiSink, hami, [&] { return sync_hami(client_, node_, *docs_->hami, info); });
+      if (info.node_read) node_labels_ = info.node_labels;
+      if (info.handshakes > 0) {
+        kube_log()->debug("hami: answered the scheduler's handshake request");
+        const std::lock_guard lock(mutex_);
+        status_.hami_handshakes += info.handshakes;
+      }
+      // The scheduler's requests must be answered within 60 s: the Node is read every poll
+      // (reads only while nothing changes), not every resync.
+      if (!hami.parked && hami.backoff.count() == 0) {
+        hami.due = std::min(hami.due, Clock::now() + config_.hami_poll);
+      }
+    }
     {
       const std::lock_guard lock(mutex_);
       ++status_.passes;
@@ -348,9 +398,10 @@ void Publisher::Impl::run() {
     const bool slices_on = config_.publish_slices && docs_->slices;
     const bool labels_on = docs_->labels && label_mode_ != LabelMode::kNone;
     const bool nrt_on = config_.publish_nrt && docs_->nrt;
+    const bool hami_on = config_.hami && docs_->hami;
     const auto never = Clock::time_point::max();
     auto next = std::min({slices_on ? slices.due : never, labels_on ? labels.due : never,
-                          nrt_on ? nrt.due : never, rediscover_at_});
+                          nrt_on ? nrt.due : never, hami_on ? hami.due : never, rediscover_at_});
     if (watching && !slices_.watching()) next = std::min(next, slices_.watch_retry_at());
     const auto now2 = Clock::now();
     if (next > now2) {

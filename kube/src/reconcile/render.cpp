@@ -1,3 +1,4 @@
+#include <nodetopo/exporters/hami.hpp>
 #include <nodetopo/exporters/node_labels.hpp>
 #include <nodetopo/exporters/nrt.hpp>
 #include <nodetopo/kube/render.hpp>
@@ -35,13 +36,28 @@ Result<Documents> render_documents(const Topology& topology, const RenderOptions
     }
   }
   if (options.labels) {
-    const exporters::LabelMap labels = exporters::compute_labels(topology);
+    const exporters::LabelMap labels = exporters::compute_labels(
+        topology, exporters::choose_instance_labels(options.instance, server.node_labels));
     docs.labels = std::map<std::string, std::string>(labels.begin(), labels.end());
   }
   if (options.nrt) {
     auto nrt = exporters::render_nrt(topology, options.node_name);
     if (!nrt) return nrt.error();
     docs.nrt = nlohmann::json::parse(nrt.value().dump());
+  }
+  if (options.hami) {
+    auto hami = exporters::render_hami(topology, *options.hami);
+    if (!hami) return hami.error();
+    HamiNodeState state;
+    // A node without a GPU HAMi could use gets nothing; one whose GPUs went away is told so.
+    state.annotations[std::string(exporters::kHamiRegisterAnnotation)] = hami->register_json;
+    if (options.hami->score) {
+      state.annotations[std::string(exporters::kHamiScoreAnnotation)] = hami->score_json;
+    } else {
+      state.remove_annotations.emplace_back(exporters::kHamiScoreAnnotation);
+    }
+    state.resources[options.hami->resource_name] = std::to_string(hami->gpu_count);
+    docs.hami = std::move(state);
   }
   return docs;
 }

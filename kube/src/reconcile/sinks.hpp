@@ -107,6 +107,21 @@ SyncOutcome sync_nodefeature(ApiClient& client, const std::string& node,
 SyncOutcome sync_node_labels(ApiClient& client, const std::string& node,
                              const std::map<std::string, std::string>& labels);
 
+/// What a HAMi sync learnt besides its outcome.
+struct HamiSyncInfo {
+  bool node_read = false;
+  std::map<std::string, std::string> node_labels;  ///< instance_labels_of() the Node read
+  std::uint64_t handshakes = 0;                    ///< scheduler requests answered
+};
+
+/// The Node's annotations and status for the HAMi bridge, and the handshake (hami.cpp).
+SyncOutcome sync_hami(ApiClient& client, const std::string& node, const HamiNodeState& desired,
+                      HamiSyncInfo& info);
+
+/// The labels of a Node object the instance labels are chosen from
+/// (exporters::instance_node_label_keys()).
+std::map<std::string, std::string> instance_labels_of(const Json& node);
+
 /// The cluster-scoped NodeResourceTopology named after the node.
 SyncOutcome sync_nrt(ApiClient& client, const std::string& node, const Json& nrt);
 

@@ -154,6 +154,30 @@ class ProfileParser {
     str("bios_vendor", m.bios_vendor);
     str("bios_version", m.bios_version);
     str("kernel_release", m.kernel_release);
+    const YAML::Node ci = f.take("cloud_init");
+    if (!absent(ci)) {
+      Fields c(r_, ci, "machine.cloud_init");
+      MachineSpec::CloudInit& d = m.cloud_init;
+      d.present = true;
+      auto cstr = [&](const char* key, std::string& out) {
+        if (auto v = detail::read_string(r_, c.take(key), c.path(key))) out = *v;
+      };
+      cstr("cloud_name", d.cloud_name);
+      cstr("platform", d.platform);
+      cstr("region", d.region);
+      cstr("availability_zone", d.availability_zone);
+      cstr("instance_id", d.instance_id);
+      cstr("instance_type", d.instance_type);
+      const YAML::Node lc = c.take("life_cycle");
+      if (auto v = detail::read_string(r_, lc, c.path("life_cycle"))) {
+        if (*v != "spot" && *v != "on-demand") {
+          r_.fail(lc, c.path("life_cycle"), "expected spot or on-demand");
+        } else {
+          d.life_cycle = *v;
+        }
+      }
+      c.done();
+    }
     f.done();
   }
 

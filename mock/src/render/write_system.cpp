@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include <nodetopo/base/json_escape.hpp>
 #include <nodetopo/base/str_cat.hpp>
 
 #include "plan/identity.hpp"
@@ -284,6 +285,38 @@ void write_meminfo(const Plan& plan, ImageWriter& out) {
   out.file("proc/meminfo", std::move(m));
 }
 
+// One JSON object of the present fields, in the given order.
+std::string json_object(std::initializer_list<std::pair<const char*, const std::string*>> fields) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [key, value] : fields) {
+    if (value->empty()) continue;
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "   ";
+    json::append_string(out, key);
+    out += ": ";
+    json::append_string(out, *value);
+  }
+  return out + (first ? "}" : "\n  }");
+}
+
+void write_cloud_init(const MachineSpec::CloudInit& c, ImageWriter& out) {
+  if (!c.present) return;
+  std::string text = "{\n  \"ds\": {\n  \"meta_data\": " +
+                     json_object({{"instance-id", &c.instance_id},
+                                  {"instance-life-cycle", &c.life_cycle},
+                                  {"instance-type", &c.instance_type}}) +
+                     "\n  },\n  \"v1\": " +
+                     json_object({{"availability_zone", &c.availability_zone},
+                                  {"cloud_name", &c.cloud_name},
+                                  {"instance_id", &c.instance_id},
+                                  {"platform", &c.platform},
+                                  {"region", &c.region}}) +
+                     "\n}\n";
+  out.file("run/cloud-init/instance-data.json", std::move(text));
+}
+
 void write_identity(const Plan& plan, ImageWriter& out) {
   const Profile& p = *plan.profile;
   const MachineSpec& m = p.machine;
@@ -303,6 +336,7 @@ void write_identity(const Plan& plan, ImageWriter& out) {
   }
   out.attr(dmi + "/chassis_type", "23");  // rack mount chassis
   out.attr(dmi + "/product_uuid", identity_uuid(p.seed, "dmi", "product_uuid"));
+  write_cloud_init(m.cloud_init, out);
 }
 
 }  // namespace

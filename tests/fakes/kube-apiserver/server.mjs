@@ -4,7 +4,7 @@
 // resourceVersion and optimistic concurrency (409 on a stale update or failed delete
 // precondition), generateName, ownerReferences, field selectors on spec.nodeName / spec.driver,
 // watch with bookmarks and 410 Expired, DeleteCollection as the kubelet sends it, Status error
-// bodies, /version and /apis discovery, CRDs present or absent, bearer tokens that expire, client
+// bodies, merge and strategic-merge patches (of maps), the Node status subresource, /version and /apis discovery, CRDs present or absent, bearer tokens that expire, client
 // certificates. Every object written is validated by tests/validate (npm kubernetes-models and
 // the CRD schemas) before it is stored; an invalid one is refused with 422.
 //
@@ -167,6 +167,17 @@ function mergePatch(target, patch) {
   }
   return out;
 }
+// The first part of a strategic merge patch this fake cannot apply faithfully, or "".
+function smpUnsupported(patch, where = "") {
+  if (Array.isArray(patch)) return `a list (at ${where || "the top"})`;
+  if (patch === null || typeof patch !== "object") return "";
+  for (const [k, v] of Object.entries(patch)) {
+    if (k.startsWith("$")) return `the directive ${k}`;
+    const inner = smpUnsupported(v, where ? `${where}.${k}` : k);
+    if (inner) return inner;
+  }
+  return "";
+}
 function count(verb, res, code) {
   const k = `${verb} ${res} ${code}`;
   stats.counts[k] = (stats.counts[k] ?? 0) + 1;
@@ -272,8 +283,10 @@ function discovery(res, p) {
 
 function route(p) {
   // /api/v1/nodes[/name] | /apis/G/V[/namespaces/NS]/R[/name]
-  let m = p.match(/^\/api\/v1\/(nodes)(?:\/([^/]+))?$/);
-  if (m) return { resName: m[1], name: m[2] && decodeURIComponent(m[2]) };
+  // /api/v1/nodes/NAME/status is the status subresource (as the real server: a write through it
+  // changes only .status, a write of the Node itself never changes .status).
+  let m = p.match(/^\/api\/v1\/(nodes)(?:\/([^/]+)(?:\/(status))?)?$/);
+  if (m) return { resName: m[1], name: m[2] && decodeURIComponent(m[2]), sub: m[3] };
   m = p.match(/^\/apis\/([^/]+)\/([^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?$/);
   if (!m) return null;
   const [, group, version, ns, resName, name] = m;
@@ -297,7 +310,15 @@ async function api(req, res, url) {
   }
   const r = route(p);
   if (!r || r.missing || !served(r.resName)) return status(res, 404, "NotFound", "the server could not find the requested resource");
-  const { resName, ns, name } = r;
+  const { resName, ns, name, sub } = r;
+  // Nodes: what a write may change (the registry's nodeStrategy / nodeStatusStrategy).
+  const scoped = (patched, current) => {
+    if (resName !== "nodes") return patched;
+    const out = sub === "status" ? { ...clone(current), status: patched.status } : { ...patched, status: current.status };
+    if (out.status === undefined) delete out.status;
+    else out.status = clone(out.status);
+    return out;
+  };
   const def = resources[resName];
   const isWatch = q.get("watch") === "true" || q.get("watch") === "1";
   const body = req.method === "GET" ? "" : await readBody(req);
@@ -365,6 +386,7 @@ async function api(req, res, url) {
     }
     if (obj.metadata.uid && obj.metadata.uid !== current.metadata.uid) return status(res, 409, "Conflict", `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
     if (ns !== undefined) obj.metadata.namespace = ns;
+    obj = scoped(obj, current);
     if (invalid(obj, res, resName)) return 422;
     obj.metadata.uid = current.metadata.uid;
     obj.metadata.creationTimestamp = current.metadata.creationTimestamp;
@@ -374,10 +396,17 @@ async function api(req, res, url) {
   if (req.method === "PATCH" && name !== undefined) {
     if (!current) return notFound();
     const type = (req.headers["content-type"] ?? "").split(";")[0];
-    if (type !== "application/merge-patch+json") return status(res, 415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json (got ${type})`);
+    const accepted = ["application/merge-patch+json", "application/strategic-merge-patch+json"];
+    if (!accepted.includes(type)) return status(res, 415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")} (got ${type})`);
+    // A strategic merge patch of maps is a JSON merge patch; lists and $-directives merge by the
+    // Go types' patch tags, which this fake does not know: refused, never applied differently.
+    if (type === "application/strategic-merge-patch+json") {
+      const unsupported = smpUnsupported(obj);
+      if (unsupported) return status(res, 400, "BadRequest", `strategic merge patch: ${unsupported} is not implemented by the fake API server`);
+    }
     const want = obj?.metadata?.resourceVersion;
     if (want && want !== current.metadata.resourceVersion) return status(res, 409, "Conflict", `Operation cannot be fulfilled on ${resName} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
-    const patched = mergePatch(current, obj);
+    const patched = scoped(mergePatch(current, obj), current);
     patched.metadata.name = name;
     patched.metadata.uid = current.metadata.uid;
     if (invalid(patched, res, resName)) return 422;
@@ -528,7 +557,8 @@ const server = https.createServer(
     try {
       if (url.pathname.startsWith("/_fake/")) return await control(req, res, url);
       const verb = verbOf(req, url);
-      const resName = route(url.pathname)?.resName ?? url.pathname;
+      const routed = route(url.pathname);
+      const resName = routed?.resName ? routed.resName + (routed.sub ? `/${routed.sub}` : "") : url.pathname;
       if (!authorized(req)) {
         count(verb, resName, 401);
         return status(res, 401, "Unauthorized", "Unauthorized");

@@ -9,13 +9,16 @@
 
 #include <chrono>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include <nodetopo/base/log.hpp>
 #include <nodetopo/core/snapshot.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/kube/publisher.hpp>
 #include <nodetopo/kube/render.hpp>
 
@@ -46,10 +49,25 @@ std::string escape_label(std::string_view v) {
   return out;
 }
 
+// The instance labels' choice and its sources, logged when it changes (docs/labels.md): which
+// value won and why is otherwise invisible; a cloud-init file that could not be used is a warning.
+void log_instance_choice(const exporters::InstanceInputs& in,
+                         const std::map<std::string, std::string>& node_labels, std::string& last) {
+  std::string text =
+      exporters::describe_instance_labels(exporters::choose_instance_labels(in, node_labels), in);
+  if (text == last) return;
+  if (!in.cloud_init_error.empty() && last.find(in.cloud_init_error) == std::string::npos) {
+    component_logger("agent")->warn("{}", in.cloud_init_error);
+  }
+  component_logger("agent")->debug("instance labels:\n{}", text);
+  last = std::move(text);
+}
+
 class KubernetesSink final : public Sink {
  public:
-  KubernetesSink(const AgentConfig::Kubernetes& config, kube::PublisherConfig publisher_config)
-      : config_(config), publisher_(std::move(publisher_config)) {}
+  KubernetesSink(const AgentConfig::Kubernetes& config, const AgentConfig::Hami& hami,
+                 kube::PublisherConfig publisher_config)
+      : config_(config), hami_(hami), publisher_(std::move(publisher_config)) {}
 
   [[nodiscard]] std::string_view name() const override { return "kubernetes"; }
 
@@ -66,9 +84,23 @@ class KubernetesSink final : public Sink {
     options.labels = config_.labels != "none";
     options.nrt = config_.nrt;
     if (s.core->export_config.sharing) options.sharing = *s.core->export_config.sharing;
+    options.instance = s.core->instance;
+    if (hami_.enabled) {
+      exporters::HamiOptions h;
+      h.split_count = hami_.split_count;
+      h.memory_scaling = hami_.memory_scaling;
+      h.core_scaling = hami_.core_scaling;
+      h.mode = hami_.mode;
+      h.resource_name = hami_.resource_name;
+      h.score = hami_.score;
+      options.hami = h;
+    }
     // The render runs on the publisher's thread: it captures the immutable snapshot, never `s`.
     std::shared_ptr<const core::NodeSnapshot> snap = s.core;
-    publisher_.update({s.node_name, [snap, options](const kube::ServerInfo& server) {
+    // Runs on the publisher's one thread only: the last described choice needs no lock.
+    auto last = std::make_shared<std::string>();
+    publisher_.update({s.node_name, [snap, options, last](const kube::ServerInfo& server) {
+                         log_instance_choice(options.instance, server.node_labels, *last);
                          return kube::render_documents(snap->topology(), options, server);
                        }});
     handed_ = true;
@@ -127,6 +159,12 @@ class KubernetesSink final : public Sink {
         "# HELP nodetopo_kube_retries_total Kubernetes API requests retried.\n"
         "# TYPE nodetopo_kube_retries_total counter\n";
     fmt::format_to(w, "nodetopo_kube_retries_total {}\n", st.retries);
+    if (hami_.enabled) {
+      out +=
+          "# HELP nodetopo_hami_handshakes_total HAMi scheduler handshake requests answered.\n"
+          "# TYPE nodetopo_hami_handshakes_total counter\n";
+      fmt::format_to(w, "nodetopo_hami_handshakes_total {}\n", st.hami_handshakes);
+    }
     out +=
         "# HELP nodetopo_kube_last_sync_timestamp_seconds Last successful sync of each API sink "
         "(0: never).\n# TYPE nodetopo_kube_last_sync_timestamp_seconds gauge\n";
@@ -155,6 +193,7 @@ class KubernetesSink final : public Sink {
   }
 
   AgentConfig::Kubernetes config_;
+  AgentConfig::Hami hami_;
   mutable kube::Publisher publisher_;
   mutable SinkState state_;
   std::string failed_;
@@ -162,7 +201,8 @@ class KubernetesSink final : public Sink {
   std::uint64_t pending_generation_ = 0;
 };
 
-Result<std::unique_ptr<Sink>> build_kubernetes_sink(const AgentConfig::Kubernetes& config) {
+Result<std::unique_ptr<Sink>> build_kubernetes_sink(const AgentConfig::Kubernetes& config,
+                                                    const AgentConfig::Hami& hami) {
   auto client = kube::load_client_config(config.kubeconfig, config.context);
   if (!client) return client.error();
   kube::PublisherConfig pc;
@@ -172,7 +212,9 @@ Result<std::unique_ptr<Sink>> build_kubernetes_sink(const AgentConfig::Kubernete
   pc.nodefeature_namespace = config.nodefeature_namespace;
   pc.publish_slices = config.slices;
   pc.publish_nrt = config.nrt;
-  return std::unique_ptr<Sink>(std::make_unique<KubernetesSink>(config, std::move(pc)));
+  pc.hami = hami.enabled;
+  pc.hami_poll = hami.poll;
+  return std::unique_ptr<Sink>(std::make_unique<KubernetesSink>(config, hami, std::move(pc)));
 }
 
 }  // namespace
@@ -180,11 +222,12 @@ Result<std::unique_ptr<Sink>> build_kubernetes_sink(const AgentConfig::Kubernete
 }  // namespace nodetopo::daemon
 
 // The module's entry point (kubernetes_sink_module.hpp). Never throws into the loader.
-extern "C" void nodetopo_make_kubernetes_sink_v1(
+extern "C" void nodetopo_make_kubernetes_sink_v2(
     const nodetopo::daemon::AgentConfig::Kubernetes* config,
+    const nodetopo::daemon::AgentConfig::Hami* hami,
     nodetopo::Result<std::unique_ptr<nodetopo::daemon::Sink>>* out) {
   try {
-    *out = nodetopo::daemon::build_kubernetes_sink(*config);
+    *out = nodetopo::daemon::build_kubernetes_sink(*config, *hami);
   } catch (const std::exception& e) {
     *out = nodetopo::make_error(nodetopo::ErrorCode::kUnavailable,
                                 std::string("the Kubernetes sink failed to start: ") + e.what());

@@ -89,12 +89,13 @@ const Module& load_module() {
 
 }  // namespace
 
-Result<std::unique_ptr<Sink>> make_kubernetes_sink(const AgentConfig::Kubernetes& config) {
+Result<std::unique_ptr<Sink>> make_kubernetes_sink(const AgentConfig::Kubernetes& config,
+                                                   const AgentConfig::Hami& hami) {
   const Module& module = load_module();
   if (module.make == nullptr) return make_error(ErrorCode::kUnavailable, module.error);
   Result<std::unique_ptr<Sink>> out =
       make_error(ErrorCode::kUnavailable, "the module built no sink");
-  module.make(&config, &out);
+  module.make(&config, &hami, &out);
   return out;
 }
 

@@ -18,20 +18,23 @@
 
 /// The entry point's name, versioned: a module of another build is refused by dlsym instead of
 /// being called with another layout.
-#define NODETOPO_KUBE_SINK_ENTRY "nodetopo_make_kubernetes_sink_v1"
+#define NODETOPO_KUBE_SINK_ENTRY "nodetopo_make_kubernetes_sink_v2"
 
 /// File name of the module (build tree: <build>/agent/daemon/; installed: <libdir>/nodetopo/).
 #define NODETOPO_KUBE_SINK_MODULE "nodetopo-kube-sink.so"
 
 extern "C" {
-/// Builds the sink of `config` into `*out`; defined by the module only.
-void nodetopo_make_kubernetes_sink_v1(
+/// Builds the sink of `config` (and the HAMi bridge of `hami`, run by the same publisher) into
+/// `*out`; defined by the module only. v2: the HAMi bridge's settings were added.
+void nodetopo_make_kubernetes_sink_v2(
     const nodetopo::daemon::AgentConfig::Kubernetes* config,
+    const nodetopo::daemon::AgentConfig::Hami* hami,
     nodetopo::Result<std::unique_ptr<nodetopo::daemon::Sink>>* out);
 
 /// Its type, for dlsym: builds the sink of `config` into `*out` (credentials loaded, publisher
 /// thread started).
 using NodetopoMakeKubernetesSink =
     void (*)(const nodetopo::daemon::AgentConfig::Kubernetes* config,
+             const nodetopo::daemon::AgentConfig::Hami* hami,
              nodetopo::Result<std::unique_ptr<nodetopo::daemon::Sink>>* out);
 }

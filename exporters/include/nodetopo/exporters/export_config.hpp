@@ -10,9 +10,14 @@
 //     cores: 100                  # "cores" capacity of one GPU (percent of its compute)
 //     memoryStep: 1Gi             # consumable: granularity of memory requests
 //     partitions: [2, 4]          # partitionable: also publish halves and quarters
+//   instance:                     # optional, the operator's explicit instance facts; each key
+//     type: g4dn.12xlarge         # wins over the Node's labels and cloud-init
+//     (instance_labels.hpp) capacityType: reserved      # on-demand | spot | reserved reservation:
+//     cr-0123456789abcdef0
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +51,9 @@ struct SharingConfig {
 struct ExportConfig {
   std::optional<std::string> driver;
   std::optional<SharingConfig> sharing;  ///< absent: the file says nothing about sharing
+  /// `instance:` values by label name ("instance-type", "capacity-type", "reservation"), each
+  /// with its source ("etc/nodetopo/export.yaml instance.type").
+  std::map<std::string, std::string> instance;
 };
 
 /// Parses the YAML text of the settings file with base's strict reader (nodetopo/base/

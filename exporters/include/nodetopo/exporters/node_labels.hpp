@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/topology/topology.hpp>
 
 namespace nodetopo::exporters {
@@ -27,6 +28,10 @@ using LabelMap = std::map<std::string, std::string>;
 /// The labels of a topology (keys "nodetopo.dev/<name>"). Values that cannot be made valid are
 /// left out rather than written invalid; validate_labels() holds on every result.
 LabelMap compute_labels(const Topology& topology);
+
+/// The same plus the reservation and instance labels chosen by choose_instance_labels()
+/// (instance_labels.hpp): the inputs are gathered by the callers, never here.
+LabelMap compute_labels(const Topology& topology, const InstanceLabels& instance);
 
 /// One message per invalid key or value (label key rules, value rules, reserved prefixes).
 std::vector<std::string> validate_labels(const LabelMap& labels);

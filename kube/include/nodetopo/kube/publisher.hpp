@@ -54,6 +54,23 @@ struct ServerInfo {
   [[nodiscard]] bool serves(const std::string& group_version) const {
     return group_versions.count(group_version) != 0;
   }
+  /// The Node's labels the render reads (exporters::instance_node_label_keys(): instance type,
+  /// capacity type, reservation), as the publisher last read them from the Node it GETs anyway
+  /// (at each discovery and each Node sync). A change re-renders; other labels are not kept, so
+  /// their changes (or our own nodetopo.dev/ labels) never do.
+  std::map<std::string, std::string> node_labels;
+};
+
+/// What the HAMi bridge keeps on the Node (exporters/hami.hpp renders it): annotations that are
+/// ours, and extended resources of the Node's status (capacity and allocatable). The handshake
+/// annotation is not in here: the reconciler answers the scheduler's requests itself.
+struct HamiNodeState {
+  std::map<std::string, std::string> annotations;  ///< hami.io/node-nvidia-register, -score
+  std::map<std::string, std::string> resources;    ///< "nvidia.com/gpu" -> "20"
+  /// The annotations HAMi may hold from an earlier render that this one no longer has (the
+  /// score, when it was turned off): removed. Others' annotations are never touched.
+  std::vector<std::string> remove_annotations;
+  bool operator==(const HamiNodeState&) const = default;
 };
 
 /// The documents of one node, rendered for one server. Each part that is nullopt is not managed
@@ -66,6 +83,8 @@ struct Documents {
   std::optional<std::map<std::string, std::string>> labels;
   /// The NodeResourceTopology object (render_nrt).
   std::optional<nlohmann::json> nrt;
+  /// The HAMi bridge's annotations and resources (off unless PublisherConfig::hami).
+  std::optional<HamiNodeState> hami;
 };
 
 /// The desired state: the node and how to render its documents for a given server.
@@ -107,9 +126,14 @@ struct PublisherConfig {
   Millis startup_jitter{0};
   /// Server-side timeout of one watch request (the watch is then resumed from its last version).
   std::chrono::seconds watch_timeout{300};
+  /// The HAMi bridge (docs/hami.md): keep Documents::hami on the Node and answer the HAMi
+  /// scheduler's handshake. The Node is read every `hami_poll` (reads only while nothing
+  /// changes); HAMi's scheduler gives a node 60 s to answer a request.
+  bool hami = false;
+  Millis hami_poll{std::chrono::seconds(15)};
 };
 
-/// Status of one sink ("resourceslices", "nodefeature", "nodelabels", "nrt").
+/// Status of one sink ("resourceslices", "nodefeature", "nodelabels", "nrt", "hami").
 struct SinkStatus {
   bool enabled = false;  ///< the sink is configured and has something to publish
   bool parked = false;   ///< refused by the cluster (403, CRD absent); retried slowly
@@ -127,7 +151,8 @@ struct PublisherStatus {
   std::map<ClientMetrics::Key, std::uint64_t> requests;  ///< verb, resource, code -> count
   std::uint64_t retries = 0;
   std::uint64_t watch_restarts = 0;
-  std::uint64_t relists = 0;  ///< full lists after a 410 or a broken watch
+  std::uint64_t relists = 0;          ///< full lists after a 410 or a broken watch
+  std::uint64_t hami_handshakes = 0;  ///< HAMi scheduler requests answered with "Reported"
   /// Increases after every completed pass over the sinks (tests wait for it).
   std::uint64_t passes = 0;
 };

@@ -3,9 +3,12 @@
 // calls it from the Publisher's render callback with its current snapshot.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nodetopo/exporters/export_config.hpp>
+#include <nodetopo/exporters/hami.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/exporters/resource_slices.hpp>
 #include <nodetopo/kube/publisher.hpp>
 #include <nodetopo/topology/topology.hpp>
@@ -19,6 +22,11 @@ struct RenderOptions {
   bool slices = true;
   bool labels = true;
   bool nrt = true;
+  /// What the reservation and instance labels are chosen from besides the Node's labels
+  /// (core::NodeSnapshot::instance); the Node's come with the ServerInfo.
+  exporters::InstanceInputs instance{};
+  /// The HAMi bridge's documents, when set.
+  std::optional<exporters::HamiOptions> hami{};
 };
 
 /// The exporters' rules for `server`: 1.34 below 1.35, 1.36 from 1.36 on (newer servers accept

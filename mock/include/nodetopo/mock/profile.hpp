@@ -44,6 +44,20 @@ struct MachineSpec {
   std::string bios_vendor;
   std::string bios_version;
   std::string kernel_release = "6.8.0-mock";  ///< proc/sys/kernel/osrelease
+  /// cloud-init's instance data (run/cloud-init/instance-data.json), written only when
+  /// `cloud_init` is given, shaped as cloud-init writes it on EC2: v1.{cloud_name, platform,
+  /// region, availability_zone, instance_id} and ds.meta_data.{instance-type,
+  /// instance-life-cycle}. Empty fields are left out.
+  struct CloudInit {
+    bool present = false;
+    std::string cloud_name;
+    std::string platform;
+    std::string region;
+    std::string availability_zone;
+    std::string instance_id;
+    std::string instance_type;
+    std::string life_cycle;  ///< "spot" or "on-demand"
+  } cloud_init;
 };
 
 /// CPU caches, per core except L3 (shared by `l3_cores` cores of one socket).

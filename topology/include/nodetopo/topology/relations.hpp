@@ -57,6 +57,10 @@ class RelationIndex {
  public:
   explicit RelationIndex(const Topology& topo);
   [[nodiscard]] Relation between(NodeIndex a, NodeIndex b) const;
+  /// The PCIe class of the pair alone (X, PIX, PXB, PHB, NODE, SYS), also for devices joined by
+  /// NVLink or xGMI: what NVML's common-ancestor query answers, which HAMi's topology score adds
+  /// to the NVLink count (exporters/hami.hpp).
+  [[nodiscard]] Relation pcie_between(NodeIndex a, NodeIndex b) const;
   /// CPUs local to the device (its PCI function's local_cpus, else its NUMA node's CPUs).
   [[nodiscard]] CpuSet cpu_affinity(NodeIndex node) const;
   /// NUMA node of the device, when known.

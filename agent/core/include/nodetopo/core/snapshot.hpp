@@ -8,6 +8,7 @@
 #include <nodetopo/base/error.hpp>
 #include <nodetopo/core/host_source.hpp>
 #include <nodetopo/exporters/export_config.hpp>
+#include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/probes/discovery.hpp>
 
 namespace nodetopo::core {
@@ -29,6 +30,9 @@ struct SnapshotOptions {
   /// host, the NVML fixture, the process environment) stays; a root that can no longer be opened
   /// fails the snapshot.
   bool reopen_root = false;
+  /// Instance facts the process was told (the agent config's `instance.*`), by label name, each
+  /// with its source. The host's etc/nodetopo/export.yaml `instance:` wins over these.
+  exporters::InstanceValues instance_config{};
 };
 
 /// Everything known about the node after one discovery.
@@ -49,6 +53,11 @@ struct NodeSnapshot {
   /// every kind, given equal settings and node name: a daemon that sees the same digest writes
   /// nothing. Empty when SnapshotOptions::with_digest was false.
   std::string digest;
+  /// What the reservation and instance labels are chosen from, except the Node's own labels
+  /// (only the Kubernetes sink has those): the explicit values (export.yaml over the agent
+  /// config), cloud-init's instance data (run/cloud-init/instance-data.json under the root, read
+  /// through the root, at most 1 MiB, regular files only) and the DMI platform name.
+  exporters::InstanceInputs instance;
 
   [[nodiscard]] const Topology& topology() const { return discovery.topology; }
 };

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +71,24 @@ struct AgentConfig {
     std::string nodefeature_namespace;  ///< empty: the credentials' namespace, else NFD's
   } kubernetes;
   bool dbus_signal_enabled = true;
+
+  /// The HAMi bridge (docs/hami.md): through the Kubernetes publisher (needs kubernetes.enabled),
+  /// HAMi's register/score annotations, the handshake and the nvidia.com/gpu capacity.
+  struct Hami {
+    bool enabled = false;
+    std::uint32_t split_count = 10;
+    double memory_scaling = 1.0;
+    double core_scaling = 1.0;
+    std::string mode = "hami-core";
+    std::string resource_name = "nvidia.com/gpu";
+    bool score = true;
+    std::chrono::milliseconds poll{std::chrono::seconds(15)};
+    bool operator==(const Hami&) const = default;
+  } hami;
+
+  /// The operator's instance facts (`instance.type`, `instance.capacity_type`,
+  /// `instance.reservation`): label name -> value; the host's export.yaml wins over these.
+  std::map<std::string, std::string> instance;
 
   std::string log_level = "info";
   std::string log_format = "text";  ///< text | json | journal
