@@ -56,4 +56,17 @@ bool is_topology_event(const Uevent& event) {
   return false;
 }
 
+probes::Changes changes_of(const Uevent& event) {
+  probes::Changes changes = probes::Changes::none();
+  const std::string_view s = event.subsystem;
+  if (s == "cpu" || s == "memory") {
+    changes.platform = true;
+  } else if (s == "pci") {
+    changes.pci = true;
+    // DEVPATH is relative to /sys: "/devices/pci0000:00/0000:00:03.0".
+    if (event.devpath.starts_with("/devices/")) changes.pci_paths.push_back("sys" + event.devpath);
+  }
+  return changes;
+}
+
 }  // namespace nodetopo::daemon
