@@ -1,6 +1,7 @@
 #include <array>
 
 #include <nodetopo/daemon/uevent_source.hpp>
+#include <nodetopo/probes/discovery_cache.hpp>
 
 namespace nodetopo::daemon {
 

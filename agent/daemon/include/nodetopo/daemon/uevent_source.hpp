@@ -14,9 +14,12 @@
 #include <string_view>
 
 #include <nodetopo/base/error.hpp>
-#include <nodetopo/probes/discovery_cache.hpp>
 
 struct sd_event;
+
+namespace nodetopo::probes {
+struct Changes;  // nodetopo/probes/discovery_cache.hpp
+}
 
 namespace nodetopo::daemon {
 
