@@ -1,5 +1,6 @@
 #include <array>
 
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/daemon/uevent_source.hpp>
 #include <nodetopo/probes/discovery_cache.hpp>
 
@@ -65,7 +66,8 @@ probes::Changes changes_of(const Uevent& event) {
   } else if (s == "pci") {
     changes.pci = true;
     // DEVPATH is relative to /sys: "/devices/pci0000:00/0000:00:03.0".
-    if (event.devpath.starts_with("/devices/")) changes.pci_paths.push_back("sys" + event.devpath);
+    if (event.devpath.starts_with("/devices/"))
+      changes.pci_paths.push_back(str_cat("sys", event.devpath));
   }
   return changes;
 }
