@@ -1,30 +1,35 @@
 #!/usr/bin/env bash
 # Benchmarks topo against lstopo and lspci on the same host roots (docs/performance.md).
 #
-#   bench/run.sh [--short] [--build DIR] [--runs N] [--out DIR] [--no-check]
+#   bench/run.sh [--short] [--check | --no-check] [--build DIR] [--runs N] [--out DIR]
 #
 # Full mode: mock hosts dgx-h100, hgx-a100 and synthetic machines of 8, 16, 32 and 64 GPUs, plus
-# every real capture of ../shared/fixtures; 15 interleaved runs each; strace file-system profile;
-# the targets are checked (exit 1 when one is missed). Then the micro-benchmarks.
+# every real capture of ../shared/fixtures; 21 interleaved runs each; strace file-system profile;
+# the agent's refresh (nodetopo_refresh_bench) against lstopo on the mock roots; the targets are
+# checked (--check, the default in full mode: exit 1 when one is missed). Then the
+# micro-benchmarks. The machine (CPU model, kernel, CPUs) and the load average before and after
+# are printed with the figures.
 # --short (CI): two small roots, 3 runs, micro-benchmarks for a few milliseconds each — it proves
-# the harness works; shared CI machines are too noisy for the thresholds, so they are not checked.
+# the harness works; shared CI machines are too noisy for the thresholds, so they are not checked
+# (the check logic itself has its own ctest, bench.check_logic).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 build="$repo/build/release"
-runs=15
+runs=21
 short=0
 check=1
 out=""
 while (($#)); do
   case "$1" in
     --short) short=1; runs=3; check=0 ;;
+    --check) check=1 ;;
     --build) build="$(cd "$2" && pwd)"; shift ;;
     --runs) runs="$2"; shift ;;
     --out) out="$2"; shift ;;
     --no-check) check=0 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -33,8 +38,9 @@ out="${out:-$build/bench-results}"
 
 topo="$build/topo"
 compare="$build/bench/nodetopo_bench_compare"
+refresh="$build/bench/nodetopo_refresh_bench"
 micro="$build/bench/nodetopo_micro_bench"
-for f in "$topo" "$compare" "$micro"; do
+for f in "$topo" "$compare" "$refresh" "$micro"; do
   [[ -x "$f" ]] || { echo "bench/run.sh: $f is missing: build first (cmake --build --preset release)" >&2; exit 1; }
 done
 for tool in lstopo-no-graphics lspci strace; do
@@ -78,12 +84,22 @@ else
   fi
 fi
 
+machine() {
+  local model
+  model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+  echo "machine: ${model:-unknown CPU}, $(nproc) CPUs, kernel $(uname -r), $(uname -m)"
+}
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+machine | tee "$out/machine.txt"
+echo "load average before: $(load)" | tee -a "$out/machine.txt"
+echo
+
 args=(--topo "$topo" --runs "$runs" --strace --json "$out/compare.json")
-((check)) && args+=(--check)
 echo "## topo vs lstopo vs lspci ($runs interleaved runs, medians)"
 echo
 status=0
 "$compare" "${args[@]}" "${roots[@]}" | tee "$out/compare.md" || status=$?
+echo "load average after the comparison: $(load)" | tee -a "$out/machine.txt"
 # Every root must have its row: the harness measured all three tools on it.
 for spec in "${roots[@]}"; do
   name="${spec%%=*}"
@@ -92,6 +108,23 @@ for spec in "${roots[@]}"; do
     status=1
   fi
 done
+
+echo
+echo "## agent refresh vs lstopo ($runs interleaved runs, medians)"
+echo
+refresh_roots=()
+for spec in "${roots[@]}"; do
+  name="${spec%%=*}"
+  [[ "$name" == dgx-h100 || "$name" == hgx-a100 || "$name" == synthetic-* ]] && refresh_roots+=("$spec")
+done
+"$refresh" --runs "$runs" --json "$out/refresh.json" "${refresh_roots[@]}" \
+  | tee "$out/refresh.md" || status=$?
+echo "load average after the refresh: $(load)" | tee -a "$out/machine.txt"
+if ((check)); then
+  echo
+  "$compare" --check-report "$out/compare.json" --refresh-report "$out/refresh.json" \
+    --rss-baseline "$here/rss-baseline.json" || status=1
+fi
 
 echo
 echo "## micro-benchmarks"

@@ -2,8 +2,13 @@
 #include <chrono>
 #include <exception>
 #include <numeric>
+#include <optional>
+#include <system_error>
+#include <thread>
 
+#include <sched.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/accelerator_probe.hpp>
@@ -29,8 +34,38 @@ std::vector<std::unique_ptr<Probe>> default_probes() {
   return probes;
 }
 
+namespace {
+
+// CPUs this process may run on (its affinity mask, which taskset and cgroup cpusets shrink;
+// hardware_concurrency() counts the machine's).
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+}
+
+double ms_since(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+      .count();
+}
+
+// Runs one probe step, turning exceptions into errors.
+template <class F>
+Result<void> guarded(F&& step) {
+  try {
+    return step();
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kIo, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return make_error(ErrorCode::kIo, "internal error: unknown exception");
+  }
+}
+
+}  // namespace
+
 Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Probe>>& probes,
-                     const ProbeOptions& options) {
+                     const ProbeOptions& options, DiscoveryCache* cache) {
   auto log = component_logger("discovery");
   std::vector<std::size_t> order(probes.size());
   std::iota(order.begin(), order.end(), 0);
@@ -38,25 +73,102 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     return probes[a]->phase() < probes[b]->phase();
   });
 
+  if (cache != nullptr) {
+    struct stat st {};
+    if (::stat(root.path().c_str(), &st) == 0) {
+      cache->begin(st.st_dev, st.st_ino);
+    } else {
+      cache->begin(0, 0);
+    }
+  }
+  const bool reuse_platform = cache != nullptr && cache->platform().has_value();
+
+  // One context per probe, made before anything runs: a prefetch and its discover() share it.
+  std::vector<std::unique_ptr<ProbeContext>> contexts(probes.size());
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    contexts[i] =
+        std::make_unique<ProbeContext>(root, options, std::string(probes[i]->name()), cache);
+  }
+
+  // Prefetches, in run order, on a second thread beside the platform phase when it runs and
+  // there is a CPU for it; otherwise each right before its probe. Their errors (an exception)
+  // are kept per probe.
+  std::vector<std::optional<Error>> prefetch_errors(probes.size());
+  std::vector<double> prefetch_ms(probes.size(), 0);
+  std::vector<char> prefetched(probes.size(), 0);
+  auto prefetch = [&](std::size_t i) {
+    const auto started = std::chrono::steady_clock::now();
+    Result<void> r = guarded([&]() -> Result<void> {
+      probes[i]->prefetch(*contexts[i]);
+      return {};
+    });
+    if (!r.ok()) prefetch_errors[i] = r.error();
+    prefetch_ms[i] = ms_since(started);
+    prefetched[i] = 1;
+  };
+  std::vector<std::size_t> early;  // prefetches the second thread runs
+  for (std::size_t i : order) {
+    if (probes[i]->prefetches()) early.push_back(i);
+  }
+  std::thread beside;
+  if (!early.empty() && !reuse_platform && options.overlap && usable_cpus() > 1) {
+    for (std::size_t i : early)
+      contexts[i]->hold_log();
+    try {
+      beside = std::thread([&] {
+        for (std::size_t i : early)
+          prefetch(i);
+      });
+    } catch (const std::system_error& e) {
+      log->debug("no second thread for the prefetches ({}): one after the other", e.what());
+      for (std::size_t i : early)
+        contexts[i]->release_log();
+    }
+  }
+  // Joins the second thread however this function is left.
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{beside};
+
   TopologyBuilder builder;
   Discovery out;
+  bool platform_done = false;
+  auto finish_platform = [&] {
+    if (platform_done) return;
+    platform_done = true;
+    if (cache == nullptr) return;
+    if (reuse_platform) {
+      cache->mutable_stats().platform_reused = true;
+    } else {
+      cache->platform() = DiscoveryCache::Platform{builder, out.reports};
+    }
+  };
+  if (reuse_platform) {
+    builder = cache->platform()->builder;
+    out.reports = cache->platform()->reports;
+  }
   for (std::size_t i : order) {
     Probe& probe = *probes[i];
+    const bool platform = probe.phase() == ProbePhase::kPlatform;
+    if (platform && reuse_platform) continue;
+    if (!platform) finish_platform();
+    ProbeContext& ctx = *contexts[i];
     ProbeReport report;
     report.probe = std::string(probe.name());
-    ProbeContext ctx(root, options, report.probe);
-    Result<void> result;
-    const auto started = std::chrono::steady_clock::now();
-    try {
-      result = probe.discover(ctx, builder);
-    } catch (const std::exception& e) {
-      result = make_error(ErrorCode::kIo, std::string("internal error: ") + e.what());
-    } catch (...) {
-      result = make_error(ErrorCode::kIo, "internal error: unknown exception");
+    if (probe.prefetches()) {
+      if (beside.joinable()) beside.join();
+      if (prefetched[i] == 0) prefetch(i);
+      ctx.release_log();
+      log->debug("probe {} prefetch took {:.2f} ms", report.probe, prefetch_ms[i]);
     }
-    log->debug("probe {} took {:.2f} ms", report.probe,
-               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-                   .count());
+    const auto started = std::chrono::steady_clock::now();
+    Result<void> result = prefetch_errors[i]
+                              ? Result<void>(*prefetch_errors[i])
+                              : guarded([&] { return probe.discover(ctx, builder); });
+    log->debug("probe {} took {:.2f} ms", report.probe, ms_since(started));
     report.warnings = ctx.warnings();
     if (result.ok()) {
       report.status = report.warnings.empty() ? ProbeStatus::kOk : ProbeStatus::kWarnings;
@@ -74,12 +186,13 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     }
     out.reports.push_back(std::move(report));
   }
+  finish_platform();
   out.topology = std::move(builder).freeze();
   return out;
 }
 
-Discovery discover(const SysRoot& root, const ProbeOptions& options) {
-  return run_probes(root, default_probes(), options);
+Discovery discover(const SysRoot& root, const ProbeOptions& options, DiscoveryCache* cache) {
+  return run_probes(root, default_probes(), options, cache);
 }
 
 std::string Discovery::degraded() const {

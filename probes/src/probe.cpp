@@ -20,8 +20,19 @@ Result<SysDir> open_subsystem(const SysRoot& root, std::string_view dir, std::st
   return opened;
 }
 
-ProbeContext::ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name)
-    : root_(root), options_(options), logger_(component_logger("probe." + probe_name)) {}
+ProbeContext::ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name,
+                           DiscoveryCache* cache)
+    : root_(root),
+      options_(options),
+      logger_(component_logger("probe." + probe_name)),
+      cache_(cache) {}
+
+void ProbeContext::release_log() {
+  hold_ = false;
+  for (const std::string& line : held_)
+    logger_->warn("{}", line);
+  held_.clear();
+}
 
 void ProbeContext::warn(const Error& error) {
   warn(error.message, error.path);
@@ -32,9 +43,13 @@ void ProbeContext::warn(std::string_view message, std::string_view path) {
   // that reports of the same capture are identical wherever it is unpacked.
   std::string full =
       path.empty() ? std::string(message) : std::string(path) + ": " + std::string(message);
-  logger_->warn("{}", full);
   const std::string rel = root_.relative(path);
   warnings_.push_back(rel.empty() ? std::string(message) : rel + ": " + std::string(message));
+  if (hold_) {
+    held_.push_back(std::move(full));
+  } else {
+    logger_->warn("{}", full);
+  }
 }
 
 }  // namespace nodetopo::probes

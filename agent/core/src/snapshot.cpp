@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nodetopo/base/sha256.hpp>
 #include <nodetopo/core/snapshot.hpp>
@@ -130,7 +131,13 @@ Result<NodeSnapshot> take_snapshot(const OpenedHost& host, const SnapshotOptions
     fresh = std::move(root.value());
   }
   const probes::SysRoot& root = fresh ? *fresh : host.root();
-  snap.discovery = probes::discover(root, host.probe_options());
+  probes::ProbeOptions probe_options = host.probe_options();
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): a read; the environment is written only by main
+  if (const char* serial = std::getenv("NODETOPO_SERIAL_PROBES");
+      serial != nullptr && std::string_view(serial) == "1") {
+    probe_options.overlap = false;
+  }
+  snap.discovery = probes::discover(root, probe_options, options.cache);
   read_export_config(root, snap);
   read_instance_inputs(root, options, snap);
   resolve_node_name(options.node_name, root, snap);

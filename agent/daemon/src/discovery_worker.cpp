@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -22,10 +23,11 @@ DiscoveryWorker::~DiscoveryWorker() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void DiscoveryWorker::request() {
+void DiscoveryWorker::request(probes::Changes changes) {
   {
     std::lock_guard lock(mutex_);
     requested_ = true;
+    changes_ = std::move(changes);
   }
   wake_.notify_one();
 }
@@ -63,6 +65,8 @@ void DiscoveryWorker::run() {
     if (stopping_) return;
     requested_ = false;
     running_ = true;
+    const probes::Changes changes = std::move(changes_);
+    changes_ = {};
     if (delay_.count() > 0) {
       wake_.wait_for(lock, delay_, [this] { return stopping_; });
       if (stopping_) {
@@ -74,7 +78,7 @@ void DiscoveryWorker::run() {
     lock.unlock();
     Result<Snapshot> snapshot = make_error(ErrorCode::kIo, "discovery did not run");
     try {
-      snapshot = source_.take();
+      snapshot = source_.take(changes);
     } catch (const std::exception& e) {
       snapshot = make_error(ErrorCode::kIo, std::string("discovery failed: ") + e.what());
     }

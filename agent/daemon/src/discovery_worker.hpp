@@ -26,8 +26,9 @@ class DiscoveryWorker {
 
   /// The eventfd that becomes readable when a result is ready.
   [[nodiscard]] int fd() const { return fd_; }
-  /// Starts one discovery. Precondition: none running (the Manager serialises).
-  void request();
+  /// Starts one discovery of what `changes` says may have changed (SnapshotSource::take).
+  /// Precondition: none running (the Manager serialises).
+  void request(probes::Changes changes);
   /// The finished result, if any; clears the eventfd.
   std::optional<Result<Snapshot>> take();
   /// Stops the thread: waits up to `grace` for a running discovery, then gives up on it.
@@ -45,6 +46,7 @@ class DiscoveryWorker {
   std::condition_variable wake_;
   std::condition_variable finished_;
   bool requested_ = false;
+  probes::Changes changes_;
   bool running_ = false;
   bool stopping_ = false;
   std::optional<Result<Snapshot>> result_;

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <malloc.h>
@@ -180,6 +181,7 @@ class ManagerImpl final : public Manager, public TopologyState {
       // the next one.
       waiting_next_.push_back(std::move(done));
       if (!pending_) pending_ = Trigger::kDbus;
+      changes_.merge(probes::Changes{});  // whatever the pending trigger: read everything
     } else {
       waiting_current_.push_back(std::move(done));
       start_discovery(Trigger::kDbus);
@@ -238,6 +240,7 @@ class ManagerImpl final : public Manager, public TopologyState {
   void request_discovery(Trigger trigger) {
     if (running_) {
       if (!pending_) pending_ = trigger;
+      if (trigger != Trigger::kUevent) changes_.merge(probes::Changes{});  // read everything
       return;
     }
     start_discovery(trigger);
@@ -247,7 +250,11 @@ class ManagerImpl final : public Manager, public TopologyState {
     running_ = true;
     current_ = trigger;
     log_->debug("discovery started ({})", to_string(trigger));
-    worker_->request();
+    // Only a discovery for uevents reuses what they did not touch; every other trigger (start,
+    // resync, overflow, reload, D-Bus) reads everything. Events since the last start go to this
+    // one; those arriving while it runs, to the next.
+    if (trigger != Trigger::kUevent) changes_ = probes::Changes{};
+    worker_->request(std::exchange(changes_, probes::Changes::none()));
   }
 
   static int on_worker(sd_event_source* /*s*/, int /*fd*/, uint32_t /*revents*/, void* user) {
@@ -394,6 +401,7 @@ class ManagerImpl final : public Manager, public TopologyState {
     if (!is_topology_event(e)) return;
     ++metrics_.uevents_relevant;
     log_->debug("uevent {} {} ({})", e.action, e.devpath, e.subsystem);
+    changes_.merge(changes_of(e));
     arm_debounce();
   }
 
@@ -596,6 +604,8 @@ class ManagerImpl final : public Manager, public TopologyState {
   bool running_ = false;
   Trigger current_ = Trigger::kStart;
   std::optional<Trigger> pending_;
+  // What the uevents since the last discovery started say changed (probes::DiscoveryCache).
+  probes::Changes changes_ = probes::Changes::none();
   std::vector<std::function<void(Result<std::uint64_t>)>> waiting_current_;
   std::vector<std::function<void(Result<std::uint64_t>)>> waiting_next_;
   std::uint64_t burst_start_ = 0;

@@ -71,14 +71,17 @@ class CoreSnapshotSource final : public SnapshotSource {
 
   [[nodiscard]] std::string describe() const override { return host_.root().path().string(); }
 
-  Result<Snapshot> take() override {
+  Result<Snapshot> take(const probes::Changes& changes) override {
     const auto started = std::chrono::steady_clock::now();
     // reopen_root: a fresh SysRoot per snapshot, since a SysRoot's cache never invalidates and
     // the host (or the tree a symlinked root points to) may have changed since the last one.
+    // The discovery cache keeps what the events say did not change.
+    cache_.invalidate(changes);
     auto taken = core::take_snapshot(host_, {.node_name = node_name_,
                                              .with_digest = true,
                                              .reopen_root = true,
-                                             .instance_config = instance_});
+                                             .instance_config = instance_,
+                                             .cache = &cache_});
     if (!taken) return taken.error();
     const core::NodeSnapshot& snap = taken.value();
 
@@ -116,6 +119,7 @@ class CoreSnapshotSource final : public SnapshotSource {
   core::OpenedHost host_;
   std::string node_name_;
   exporters::InstanceValues instance_;  // the agent config's instance.* with their sources
+  probes::DiscoveryCache cache_;
 };
 
 }  // namespace

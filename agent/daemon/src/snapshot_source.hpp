@@ -15,6 +15,7 @@
 #include <nodetopo/base/error.hpp>
 #include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/daemon/config.hpp>
+#include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/topology/diagnostics.hpp>
 
 namespace nodetopo::daemon {
@@ -48,9 +49,10 @@ const std::vector<std::string>& document_keys();
 class SnapshotSource {
  public:
   virtual ~SnapshotSource() = default;
-  /// One full discovery. An error only when the root itself cannot be opened; probe failures
-  /// are in the reports.
-  virtual Result<Snapshot> take() = 0;
+  /// One discovery, reading again what `changes` says may have changed since the last one and
+  /// reusing the rest (probes::DiscoveryCache): the result is what a full discovery gives. An
+  /// error only when the root itself cannot be opened; probe failures are in the reports.
+  virtual Result<Snapshot> take(const probes::Changes& changes) = 0;
   /// The host root read, for messages.
   [[nodiscard]] virtual std::string describe() const = 0;
 };

@@ -192,13 +192,26 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
       errno = EACCES;
       return -1;
     }
-    // Existence (and readability) through a kernel-contained open; nothing is read.
-    const int open_flags = (mode & R_OK) != 0 ? (O_RDONLY | O_NONBLOCK | O_NOCTTY) : O_PATH;
-    const int fd = HwlocGuard::Access::open_in_root(
-        *guard, dirfd, nodetopo::probes::detail::relative(path), open_flags);
+    // Existence through a kernel-contained O_PATH open; readability asked of the kernel on that
+    // descriptor (faccessat2 with AT_EMPTY_PATH, Linux 5.8), so the file is opened for reading
+    // once, by hwloc's own open that follows. Older kernels: a read-only open, nothing read.
+    const std::string_view rel = nodetopo::probes::detail::relative(path);
+    const int fd = HwlocGuard::Access::open_in_root(*guard, dirfd, rel, O_PATH);
     if (fd < 0) return -1;
+    int rc = 0;
+    if ((mode & (R_OK | X_OK)) != 0) {
+      rc = static_cast<int>(::syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH));
+      if (rc != 0 && (errno == ENOSYS || errno == EINVAL || errno == EPERM)) {
+        const int readable =
+            HwlocGuard::Access::open_in_root(*guard, dirfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+        rc = readable < 0 ? -1 : 0;
+        if (readable >= 0) ::close(readable);
+      }
+    }
+    const int err = errno;
     ::close(fd);
-    return 0;
+    errno = err;
+    return rc;
   }
   return nodetopo::probes::detail::real_faccessat()(dirfd, path, mode, flags);
 }

@@ -41,10 +41,34 @@ std::optional<std::uint32_t> numa_from_cpus(const CpuSet& cpus,
   return found;
 }
 
-PciFunctionReader::PciFunctionReader(const SysRoot& root, LibpciConfig libpci,
-                                     const std::vector<NumaCpus>& numa_nodes,
-                                     const std::vector<std::uint32_t>& numa_ids)
-    : root_(root), libpci_(std::move(libpci)), numa_nodes_(numa_nodes), numa_ids_(numa_ids) {}
+void resolve_numa(const SysRoot& root, PciFunctionRead& read,
+                  const std::vector<NumaCpus>& numa_nodes,
+                  const std::vector<std::uint32_t>& numa_ids) {
+  if (!read.info) return;
+  std::optional<std::optional<std::uint32_t>> numa = read.numa_attr;
+  if (numa && *numa && !numa_ids.empty() &&
+      std::find(numa_ids.begin(), numa_ids.end(), **numa) == numa_ids.end()) {
+    // A node the platform does not have (a damaged capture): never published as a dangling
+    // reference.
+    const auto at =
+        static_cast<std::ptrdiff_t>(std::min(read.numa_warning_at, read.warnings.size()));
+    read.warnings.insert(read.warnings.begin() + at,
+                         make_error(ErrorCode::kMalformed,
+                                    "names NUMA node " + std::to_string(**numa) +
+                                        ", which this machine does not have (attribute ignored)",
+                                    root.host_path(read.info->sysfs_path + "/numa_node")));
+    numa.reset();
+  }
+  if (numa && *numa) {
+    read.info->numa_node = *numa;
+  } else {
+    // numa_node -1 (VMs, single-socket boards, some BIOSes): derive it from the CPUs.
+    read.info->numa_node = numa_from_cpus(read.info->local_cpus, numa_nodes);
+  }
+}
+
+PciFunctionReader::PciFunctionReader(const SysRoot& root, LibpciConfig libpci)
+    : root_(root), libpci_(std::move(libpci)) {}
 
 void PciFunctionReader::warn(std::string message, std::string path) {
   warnings_->push_back(make_error(ErrorCode::kMalformed, std::move(message), std::move(path)));
@@ -246,22 +270,9 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
   } else if (auto mask = parsed_attr<CpuSet>(dir, "local_cpus", parse_cpumask)) {
     f.local_cpus = std::move(*mask);  // kernels and captures without the list form
   }
-  auto numa = parsed_attr<std::optional<std::uint32_t>>(dir, "numa_node", parse_numa_node);
-  if (numa && *numa && !numa_ids_.empty() &&
-      std::find(numa_ids_.begin(), numa_ids_.end(), **numa) == numa_ids_.end()) {
-    // A node the platform does not have (a damaged capture): never published as a dangling
-    // reference.
-    warn("names NUMA node " + std::to_string(**numa) +
-             ", which this machine does not have (attribute ignored)",
-         attr_path(root_, dir, "numa_node"));
-    numa.reset();
-  }
-  if (numa && *numa) {
-    f.numa_node = *numa;
-  } else {
-    // numa_node -1 (VMs, single-socket boards, some BIOSes): derive it from the CPUs.
-    f.numa_node = numa_from_cpus(f.local_cpus, numa_nodes_);
-  }
+  // Which node it names is checked against the platform later (resolve_numa).
+  out.numa_attr = parsed_attr<std::optional<std::uint32_t>>(dir, "numa_node", parse_numa_node);
+  out.numa_warning_at = out.warnings.size();
   f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_totalvfs", parse_uint));
   if (f.sriov_total_vfs) {
     f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_numvfs", parse_uint));

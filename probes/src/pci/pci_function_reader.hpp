@@ -2,7 +2,9 @@
 //
 // Pure reading: no access to the TopologyBuilder, warnings collected rather than reported, so that
 // several readers (one per thread, each with its own libpci decoder) can read functions at once
-// and the probe then adds them to the tree in a fixed order.
+// and the probe then adds them to the tree in a fixed order. Nothing read depends on the platform
+// probe either: the one fact that needs its NUMA nodes (which node a function belongs to) is
+// settled afterwards by resolve_numa(), so the PCI walk can run while hwloc loads the CPUs.
 #pragma once
 
 #include <cstdint>
@@ -34,16 +36,26 @@ struct PciFunctionRead {
   /// the link must be resolved.
   bool not_canonical = false;
   std::vector<Error> warnings;  ///< in the order they arose; each names its file
+  /// The `numa_node` attribute as read (nullopt: absent or unusable; inner nullopt: -1), for
+  /// resolve_numa(). Its warning, if any, belongs at `numa_warning_at` in `warnings`.
+  std::optional<std::optional<std::uint32_t>> numa_attr;
+  std::size_t numa_warning_at = 0;
 };
+
+/// Settles `read.info->numa_node` (of a function read under `root`) once the platform is known:
+/// `numa_ids` (every NUMA node of the platform; empty: none known, any id is taken) and
+/// `numa_nodes` (those with CPUs). An id the platform does not have is dropped with a warning at
+/// the place the reader would have put it; -1 (or no attribute) is derived from the local CPUs when
+/// they lie in exactly one node.
+void resolve_numa(const SysRoot& root, PciFunctionRead& read,
+                  const std::vector<NumaCpus>& numa_nodes,
+                  const std::vector<std::uint32_t>& numa_ids);
 
 class PciFunctionReader {
  public:
-  /// `numa_nodes`: NUMA nodes with CPUs; `numa_ids`: every NUMA node of the platform. Both must
-  /// outlive the reader and are only read.
-  PciFunctionReader(const SysRoot& root, LibpciConfig libpci,
-                    const std::vector<NumaCpus>& numa_nodes,
-                    const std::vector<std::uint32_t>& numa_ids);
+  PciFunctionReader(const SysRoot& root, LibpciConfig libpci);
 
+  /// Reads one function; its NUMA node is left for resolve_numa().
   [[nodiscard]] PciFunctionRead read(const PciEntry& entry);
 
  private:
@@ -60,8 +72,6 @@ class PciFunctionReader {
 
   const SysRoot& root_;
   LibpciConfig libpci_;
-  const std::vector<NumaCpus>& numa_nodes_;
-  const std::vector<std::uint32_t>& numa_ids_;
   std::vector<Error>* warnings_ = nullptr;  // of the function being read
   bool subsystem_read_ = false;             // its subsystem ids came from uevent
 };

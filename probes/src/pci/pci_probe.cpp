@@ -1,12 +1,15 @@
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
+#include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/pci_ids.hpp>
 #include <nodetopo/probes/pci_names.hpp>
@@ -15,6 +18,7 @@
 #include <nodetopo/topology/ids.hpp>
 
 #include "pci/libpci_config.hpp"
+#include "pci/pci_cache.hpp"
 #include "pci/pci_device_path.hpp"
 #include "pci/pci_function_reader.hpp"
 
@@ -30,39 +34,29 @@ constexpr std::string_view kDevicesDir = "sys/bus/pci/devices";
 constexpr std::size_t kFunctionsPerThread = 128;
 constexpr unsigned kMaxReaderThreads = 4;
 
-class PciDiscovery {
+// The part of PCI discovery that needs no earlier phase: enumerating bus/pci/devices and reading
+// every function (PciProbe::prefetch, which may run while hwloc loads the platform).
+class PciWalk {
  public:
-  PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder)
-      : ctx_(ctx), root_(ctx.root()), builder_(builder) {
-    // Copied: the builder's node vector grows while the probe adds functions.
-    for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kNumaNode)) {
-      const auto& numa = builder_.node(i).as<NumaInfo>();
-      if (!numa.cpus.empty()) numa_nodes_.push_back({numa.os_index, numa.cpus});
-      numa_ids_.push_back(numa.os_index);
-    }
-  }
+  PciWalk(ProbeContext& ctx, detail::PciCache* cache)
+      : ctx_(ctx), root_(ctx.root()), cache_(cache) {}
 
-  Result<void> run() {
+  Result<void> run(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
     auto bus = open_subsystem(root_, kDevicesDir, "no PCI bus in this root");
     if (!bus) return bus.error();
-    std::vector<PciEntry> entries = enumerate(bus.value());
-    auto reads = read_all(entries);
-    if (!reads) return reads.error();
-    relocate(entries, reads.value());
-    // Parents before children: the hierarchy is a prefix order of the device paths.
-    std::vector<std::size_t> order(entries.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::sort(order.begin(), order.end(), [&entries](std::size_t a, std::size_t b) {
-      const PciEntry& x = entries[a];
-      const PciEntry& y = entries[b];
-      if (x.ancestors.size() != y.ancestors.size()) return x.ancestors.size() < y.ancestors.size();
-      return x.address < y.address;
-    });
-    for (std::size_t i : order)
-      add_function(entries[i], reads.value()[i]);
-    fill_names();
-    place_host_bridges();
+    entries = enumerate(bus.value());
+    reads.assign(entries.size(), {});
+    std::vector<std::size_t> to_read;
+    read_now_.assign(entries.size(), 0);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (!reuse(entries[i], targets_[i], reads[i])) to_read.push_back(i);
+    }
+    if (auto r = read_all(entries, to_read, reads); !r.ok()) return r;
+    if (cache_ != nullptr && cache_->valid) {
+      if (auto r = reread_physical_functions(entries, reads); !r.ok()) return r;
+    }
+    relocate(entries, reads);
+    if (cache_ != nullptr) remember(entries, reads);
     return {};
   }
 
@@ -75,6 +69,7 @@ class PciDiscovery {
   std::vector<PciEntry> enumerate(const SysDir& bus) {
     std::vector<PciEntry> entries;
     entries.reserve(bus.entries().size());
+    targets_.clear();
     for (const auto& [entry_name, type] : bus.entries()) {
       const std::string name(entry_name);
       auto addr = parse_pci_address(name);
@@ -89,7 +84,10 @@ class PciDiscovery {
           continue;
         }
       }
-      if (auto entry = resolved_entry(name, *addr)) entries.push_back(std::move(*entry));
+      if (auto entry = resolved_entry(name, *addr)) {
+        entries.push_back(std::move(*entry));
+        targets_.emplace_back();  // resolved in full: never taken from the cache
+      }
     }
     return entries;
   }
@@ -104,6 +102,7 @@ class PciDiscovery {
     if (!entry || !(entry->address == addr)) return std::nullopt;
     entry->name = name;
     entry->lexical = true;
+    targets_.push_back(std::move(target.value()));
     return entry;
   }
 
@@ -143,18 +142,63 @@ class PciDiscovery {
     return entry;
   }
 
+  // Takes entry `e`'s read from the cache when its link still names the same device directory
+  // and no event named it (or a relative).
+  bool reuse(const PciEntry& e, const std::string& target, PciFunctionRead& read) {
+    if (cache_ == nullptr || !cache_->valid || !e.lexical) return false;
+    auto found = cache_->functions.find(e.name);
+    if (found == cache_->functions.end() || found->second.target != target ||
+        cache_->dirty(e.sysfs_path)) {
+      return false;
+    }
+    read = found->second.read;
+    ++reused_;
+    return true;
+  }
+
+  // A virtual function that came or went changed its physical function's sriov_numvfs: a reused
+  // physical function is read again.
+  Result<void> reread_physical_functions(const std::vector<PciEntry>& entries,
+                                         std::vector<PciFunctionRead>& reads) {
+    std::set<PciAddress> pfs;
+    std::set<std::string, std::less<>> present;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      present.insert(entries[i].name);
+      const bool fresh = read_now_[i] != 0;
+      if (fresh && reads[i].info && reads[i].info->physical_function) {
+        pfs.insert(*reads[i].info->physical_function);
+      }
+    }
+    for (const auto& [name, f] : cache_->functions) {
+      if (!present.contains(name) && f.read.info && f.read.info->physical_function) {
+        pfs.insert(*f.read.info->physical_function);
+      }
+    }
+    if (pfs.empty()) return {};
+    std::vector<std::size_t> again;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const bool fresh = read_now_[i] != 0;
+      if (!fresh && pfs.contains(entries[i].address)) again.push_back(i);
+    }
+    reused_ -= again.size();
+    return read_all(entries, again, reads);
+  }
+
   // Entries whose joined path did not open as canonical (a symlink or a missing directory on the
   // way, in a damaged capture): resolved in full and read again, or dropped with a warning.
   void relocate(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
     std::optional<PciFunctionReader> reader;
     std::vector<PciEntry> kept_entries;
     std::vector<PciFunctionRead> kept_reads;
+    std::vector<std::string> kept_targets;
     kept_entries.reserve(entries.size());
     kept_reads.reserve(reads.size());
+    kept_targets.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
       if (!reads[i].not_canonical) {
         kept_entries.push_back(std::move(entries[i]));
         kept_reads.push_back(std::move(reads[i]));
+        kept_targets.push_back(std::move(targets_[i]));
         continue;
       }
       auto entry = resolved_entry(entries[i].name, entries[i].address);
@@ -165,33 +209,39 @@ class PciDiscovery {
           ctx_.warn(libpci.error());
           continue;
         }
-        reader.emplace(root_, std::move(libpci.value()), numa_nodes_, numa_ids_);
+        reader.emplace(root_, std::move(libpci.value()));
       }
       kept_reads.push_back(reader->read(*entry));
       kept_entries.push_back(std::move(*entry));
+      kept_targets.emplace_back();  // resolved: not cached
     }
     entries = std::move(kept_entries);
     reads = std::move(kept_reads);
+    targets_ = std::move(kept_targets);
   }
 
-  // Reads every function, on several threads when there are many. Results keep the entries'
-  // order, so the tree and the warnings do not depend on thread scheduling.
-  Result<std::vector<PciFunctionRead>> read_all(const std::vector<PciEntry>& entries) {
-    std::vector<PciFunctionRead> reads(entries.size());
+  // Reads the functions `which` (indexes into `entries`), on several threads when there are
+  // many. Results keep the entries' order, so the tree and the warnings do not depend on thread
+  // scheduling.
+  Result<void> read_all(const std::vector<PciEntry>& entries, const std::vector<std::size_t>& which,
+                        std::vector<PciFunctionRead>& reads) {
+    for (std::size_t i : which)
+      read_now_[i] = 1;
+    if (which.empty()) return {};
     const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
     const auto threads = static_cast<unsigned>(
         std::min<std::size_t>({std::size_t{hardware}, std::size_t{kMaxReaderThreads},
-                               (entries.size() + kFunctionsPerThread - 1) / kFunctionsPerThread}));
+                               (which.size() + kFunctionsPerThread - 1) / kFunctionsPerThread}));
     std::vector<PciFunctionReader> readers;
     for (unsigned t = 0; t < std::max(threads, 1U); ++t) {
       auto libpci = LibpciConfig::open();
       if (!libpci) return libpci.error();
-      readers.emplace_back(root_, std::move(libpci.value()), numa_nodes_, numa_ids_);
+      readers.emplace_back(root_, std::move(libpci.value()));
     }
     std::atomic<std::size_t> next{0};
     auto work = [&](PciFunctionReader& reader) {
-      for (std::size_t i = next++; i < entries.size(); i = next++)
-        reads[i] = reader.read(entries[i]);
+      for (std::size_t k = next++; k < which.size(); k = next++)
+        reads[which[k]] = reader.read(entries[which[k]]);
     };
     if (readers.size() == 1) {
       work(readers.front());
@@ -201,9 +251,70 @@ class PciDiscovery {
         pool.emplace_back(work, std::ref(readers[t]));
       work(readers.front());
     }  // the pool joins here
-    return reads;
+    return {};
   }
 
+  // Keeps every function read through a plain link for the next discovery.
+  void remember(const std::vector<PciEntry>& entries, const std::vector<PciFunctionRead>& reads) {
+    std::map<std::string, detail::PciCache::Function, std::less<>> kept;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (targets_[i].empty() || reads[i].not_canonical) continue;
+      kept.emplace(entries[i].name, detail::PciCache::Function{targets_[i], entries[i], reads[i]});
+    }
+    cache_->functions = std::move(kept);
+    cache_->valid = true;
+    cache_->all_dirty = false;
+    cache_->dirty_paths.clear();
+  }
+
+ public:
+  [[nodiscard]] std::size_t reused() const { return reused_; }
+  [[nodiscard]] std::size_t read() const {
+    return static_cast<std::size_t>(std::count(read_now_.begin(), read_now_.end(), 1));
+  }
+
+ private:
+  ProbeContext& ctx_;
+  const SysRoot& root_;
+  detail::PciCache* cache_;
+  std::vector<std::string> targets_;  // per entry: the link's text, empty when resolved in full
+  std::vector<char> read_now_;        // per entry: read from sysfs in this discovery
+  std::size_t reused_ = 0;
+};
+
+class PciDiscovery {
+ public:
+  PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder)
+      : ctx_(ctx), root_(ctx.root()), builder_(builder) {
+    // Copied: the builder's node vector grows while the probe adds functions.
+    for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kNumaNode)) {
+      const auto& numa = builder_.node(i).as<NumaInfo>();
+      if (!numa.cpus.empty()) numa_nodes_.push_back({numa.os_index, numa.cpus});
+      numa_ids_.push_back(numa.os_index);
+    }
+  }
+
+  // Adds what the walk read: NUMA nodes settled against the platform, parents before children.
+  void run(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
+    for (PciFunctionRead& read : reads)
+      resolve_numa(root_, read, numa_nodes_, numa_ids_);
+    // Parents before children: the hierarchy is a prefix order of the device paths.
+    std::vector<std::size_t> order(entries.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(), [&entries](std::size_t a, std::size_t b) {
+      const PciEntry& x = entries[a];
+      const PciEntry& y = entries[b];
+      if (x.ancestors.size() != y.ancestors.size()) return x.ancestors.size() < y.ancestors.size();
+      return x.address < y.address;
+    });
+    for (std::size_t i : order)
+      add_function(entries[i], reads[i]);
+    fill_names();
+    place_host_bridges();
+  }
+
+ private:
   void add_function(const PciEntry& e, PciFunctionRead& read) {
     for (const Error& w : read.warnings)
       ctx_.warn(w);
@@ -232,7 +343,9 @@ class PciDiscovery {
   }
 
   // Names for every function at once: the project's table of recent parts first, then one
-  // pass over pci.ids for the rest (see pci_ids.hpp for why not libpci's lookup).
+  // pass over pci.ids for the rest (see pci_ids.hpp for why not libpci's lookup). With a cache,
+  // pci.ids is scanned only for IDs it has not been asked for, and the cache keeps the names of
+  // the devices present only.
   void fill_names() {
     std::vector<NodeIndex> functions = builder_.nodes_of_kind(NodeKind::kPciDevice);
     for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kPciBridge))
@@ -242,9 +355,10 @@ class PciDiscovery {
       const auto& f = builder_.node(i).as<PciFunctionInfo>();
       queries.push_back({f.vendor_id, f.device_id, static_cast<std::uint16_t>(f.class_code >> 8)});
     }
-    const std::optional<PciIdsFile> ids = PciIdsFile::open_system();
-    if (!ids) ctx_.log().info("no pci.ids found: names only for the parts nodetopo knows itself");
-    const PciNames names = ids ? lookup_pci_names(ids->text(), queries) : PciNames{};
+    detail::PciCache* cache = ctx_.cache() != nullptr ? &ctx_.cache()->pci() : nullptr;
+    PciNames fresh;
+    const PciNames& names = cache != nullptr ? cached_names(*cache, queries) : fresh;
+    if (cache == nullptr) fresh = scan_pci_ids(queries);
     for (NodeIndex i : functions) {
       auto& f = builder_.node(i).as<PciFunctionInfo>();
       f.class_name = names.class_name(static_cast<std::uint16_t>(f.class_code >> 8));
@@ -260,6 +374,44 @@ class PciDiscovery {
       }
       f.device_name = names.device(f.vendor_id, f.device_id);
     }
+  }
+
+  PciNames scan_pci_ids(const std::vector<PciNameQuery>& queries) {
+    const std::optional<PciIdsFile> ids = PciIdsFile::open_system();
+    if (!ids) ctx_.log().info("no pci.ids found: names only for the parts nodetopo knows itself");
+    if (ctx_.cache() != nullptr) ctx_.cache()->mutable_stats().pci_ids_scanned = true;
+    return ids ? lookup_pci_names(ids->text(), queries) : PciNames{};
+  }
+
+  // The cache's names, completed for IDs not asked before and trimmed to those of `queries`.
+  const PciNames& cached_names(detail::PciCache& cache, const std::vector<PciNameQuery>& queries) {
+    std::vector<PciNameQuery> missing;
+    std::set<std::uint16_t> vendors;
+    std::set<std::pair<std::uint16_t, std::uint16_t>> devices;
+    std::set<std::uint16_t> classes;
+    for (const PciNameQuery& q : queries) {
+      vendors.insert(q.vendor_id);
+      devices.insert({q.vendor_id, q.device_id});
+      classes.insert(q.class_id);
+      if (!cache.vendors_asked.contains(q.vendor_id) ||
+          !cache.devices_asked.contains({q.vendor_id, q.device_id}) ||
+          !cache.classes_asked.contains(q.class_id)) {
+        missing.push_back(q);
+      }
+    }
+    if (!missing.empty()) {
+      PciNames found = scan_pci_ids(missing);
+      cache.names.vendors.merge(found.vendors);
+      cache.names.devices.merge(found.devices);
+      cache.names.classes.merge(found.classes);
+    }
+    std::erase_if(cache.names.vendors, [&](const auto& kv) { return !vendors.contains(kv.first); });
+    std::erase_if(cache.names.devices, [&](const auto& kv) { return !devices.contains(kv.first); });
+    std::erase_if(cache.names.classes, [&](const auto& kv) { return !classes.contains(kv.first); });
+    cache.vendors_asked = std::move(vendors);
+    cache.devices_asked = std::move(devices);
+    cache.classes_asked = std::move(classes);
+    return cache.names;
   }
 
   // A host bridge goes where the devices below it are local: their NUMA node, else the package
@@ -307,9 +459,33 @@ class PciDiscovery {
 
 }  // namespace
 
-Result<void> PciProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
-  PciDiscovery discovery(ctx, builder);
-  return discovery.run();
+struct PciProbe::Walked {
+  std::vector<PciEntry> entries;
+  std::vector<PciFunctionRead> reads;
+  Result<void> result;
+};
+
+void PciProbe::prefetch(ProbeContext& ctx) {
+  walked_ = std::make_unique<Walked>();
+  detail::PciCache* cache = ctx.cache() != nullptr ? &ctx.cache()->pci() : nullptr;
+  PciWalk walk(ctx, cache);
+  walked_->result = walk.run(walked_->entries, walked_->reads);
+  if (ctx.cache() != nullptr) {
+    ctx.cache()->mutable_stats().pci_functions_read = walk.read();
+    ctx.cache()->mutable_stats().pci_functions_reused = walk.reused();
+  }
 }
+
+Result<void> PciProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+  if (!walked_) prefetch(ctx);
+  std::unique_ptr<Walked> walked = std::move(walked_);
+  if (!walked->result.ok()) return walked->result;
+  PciDiscovery discovery(ctx, builder);
+  discovery.run(walked->entries, walked->reads);
+  return {};
+}
+
+PciProbe::PciProbe() = default;
+PciProbe::~PciProbe() = default;
 
 }  // namespace nodetopo::probes

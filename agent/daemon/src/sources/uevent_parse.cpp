@@ -1,6 +1,8 @@
 #include <array>
 
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/daemon/uevent_source.hpp>
+#include <nodetopo/probes/discovery_cache.hpp>
 
 namespace nodetopo::daemon {
 
@@ -54,6 +56,20 @@ bool is_topology_event(const Uevent& event) {
     return a == "online" || a == "offline" || a == "add" || a == "remove";
   }
   return false;
+}
+
+probes::Changes changes_of(const Uevent& event) {
+  probes::Changes changes = probes::Changes::none();
+  const std::string_view s = event.subsystem;
+  if (s == "cpu" || s == "memory") {
+    changes.platform = true;
+  } else if (s == "pci") {
+    changes.pci = true;
+    // DEVPATH is relative to /sys: "/devices/pci0000:00/0000:00:03.0".
+    if (event.devpath.starts_with("/devices/"))
+      changes.pci_paths.push_back(str_cat("sys", event.devpath));
+  }
+  return changes;
 }
 
 }  // namespace nodetopo::daemon

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/probes/probe.hpp>
 #include <nodetopo/topology/topology.hpp>
 
@@ -30,10 +31,20 @@ std::vector<std::unique_ptr<Probe>> default_probes();
 
 /// Runs `probes` over `root` phase by phase. Errors and exceptions of one probe are caught and
 /// reported; the others still run. Never throws for a probe's fault.
+///
+/// Overlap: the prefetch() of every probe that has one (the PCI walk) runs on a second thread
+/// while the platform phase (hwloc) runs on the calling thread, when the process may use more
+/// than one CPU and ProbeOptions::overlap is set; otherwise right before its discover(). Either
+/// way the result is the same: reports, warnings and the log keep run order.
+///
+/// With a `cache` (an agent discovering the same host again, discovery_cache.hpp), the platform
+/// phase's result is reused when the cache holds it, and probes reuse what they read before
+/// where the cache says nothing changed; the result equals a discovery without it.
 Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Probe>>& probes,
-                     const ProbeOptions& options);
+                     const ProbeOptions& options, DiscoveryCache* cache = nullptr);
 
 /// default_probes() + run_probes().
-Discovery discover(const SysRoot& root, const ProbeOptions& options = {});
+Discovery discover(const SysRoot& root, const ProbeOptions& options = {},
+                   DiscoveryCache* cache = nullptr);
 
 }  // namespace nodetopo::probes

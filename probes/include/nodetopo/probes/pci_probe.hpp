@@ -1,6 +1,8 @@
 // PCI discovery: host bridges, bridges and switch ports, and every PCI function.
 #pragma once
 
+#include <memory>
+
 #include <nodetopo/probes/probe.hpp>
 
 namespace nodetopo::probes {
@@ -15,11 +17,26 @@ namespace nodetopo::probes {
 ///
 /// A function's NUMA node comes from `numa_node`; when that is -1 it is derived from
 /// `local_cpulist` if those CPUs lie in exactly one NUMA node, and otherwise left unknown.
+///
+/// prefetch() is the walk (enumerating and reading every function, which needs nothing of the
+/// platform); discover() settles each function's NUMA node against the platform's, builds the
+/// tree, names the functions and places the host bridges. With a DiscoveryCache, functions no
+/// event named are taken from it and pci.ids is scanned only for IDs not seen before.
 class PciProbe final : public Probe {
  public:
+  PciProbe();
+  ~PciProbe() override;
+  PciProbe(const PciProbe&) = delete;
+  PciProbe& operator=(const PciProbe&) = delete;
   [[nodiscard]] std::string_view name() const override { return "pci"; }
   [[nodiscard]] ProbePhase phase() const override { return ProbePhase::kBus; }
   Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) override;
+  [[nodiscard]] bool prefetches() const override { return true; }
+  void prefetch(ProbeContext& ctx) override;
+
+ private:
+  struct Walked;  // pci_probe.cpp
+  std::unique_ptr<Walked> walked_;
 };
 
 }  // namespace nodetopo::probes

@@ -32,6 +32,8 @@ class logger;
 
 namespace nodetopo::probes {
 
+class DiscoveryCache;
+
 /// Probes run phase by phase; within a phase in registry order. Later phases may read what
 /// earlier ones added (the PCI probe places host bridges under the NUMA nodes of the platform).
 enum class ProbePhase : int {
@@ -50,17 +52,29 @@ struct ProbeOptions {
   /// the probes run (the mock library's NODETOPO_MOCK_NVML_FIXTURE). The NVML probe checks them;
   /// write_process_environment() writes them.
   std::vector<std::pair<std::string, std::string>> library_environment;
+  /// Whether a discovery may run independent probe work on a second thread (run_probes). Off:
+  /// strictly one probe after the other (for measuring what the overlap gains).
+  bool overlap = true;
 };
 
 /// What a probe gets to work with. One context per probe run.
 class ProbeContext {
  public:
-  ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name);
+  ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name,
+               DiscoveryCache* cache = nullptr);
 
   [[nodiscard]] const SysRoot& root() const { return root_; }
   [[nodiscard]] const ProbeOptions& options() const { return options_; }
   /// The probe's named logger ("probe.pci", ...).
   [[nodiscard]] spdlog::logger& log() const { return *logger_; }
+  /// What an agent keeps between discoveries of the same host (discovery_cache.hpp); nullptr for
+  /// a one-shot discovery. A probe that uses it must produce what it would without it.
+  [[nodiscard]] DiscoveryCache* cache() const { return cache_; }
+
+  /// While held, warnings are recorded but not logged: a prefetch running beside another probe
+  /// keeps the log in run order. release_log() logs what was held, in order.
+  void hold_log() { hold_ = true; }
+  void release_log();
 
   /// Records a warning (a skipped device, a dropped attribute) and logs it.
   void warn(const Error& error);
@@ -72,7 +86,10 @@ class ProbeContext {
   const SysRoot& root_;
   const ProbeOptions& options_;
   std::shared_ptr<spdlog::logger> logger_;
+  DiscoveryCache* cache_ = nullptr;
   std::vector<std::string> warnings_;
+  bool hold_ = false;
+  std::vector<std::string> held_;  // full messages not yet logged
 };
 
 /// Lists the directory holding a subsystem's devices (sys/bus/pci/devices, sys/class/net, ...).
@@ -92,6 +109,15 @@ class Probe {
   /// Adds what the probe finds. Returns an error only when the whole subsystem is unreadable;
   /// ErrorCode::kUnavailable means the facility is absent here (no NVML, no KFD), not a fault.
   virtual Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) = 0;
+
+  /// True when prefetch() does work: the part of a discovery that needs no earlier phase.
+  [[nodiscard]] virtual bool prefetches() const { return false; }
+  /// Reads what does not depend on earlier phases into the probe object (the PCI walk needs
+  /// nothing of the platform's). The runner calls it once, before discover() and with the same
+  /// context, on a thread of its own while the earlier phases run on the runner's thread: it must
+  /// not touch a TopologyBuilder, and reads only through ctx.root() (thread-safe). What fails
+  /// is kept for discover() to return. Probe objects are used for one discovery.
+  virtual void prefetch(ProbeContext& /*ctx*/) {}
 };
 
 }  // namespace nodetopo::probes

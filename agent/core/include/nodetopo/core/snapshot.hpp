@@ -33,6 +33,10 @@ struct SnapshotOptions {
   /// Instance facts the process was told (the agent config's `instance.*`), by label name, each
   /// with its source. The host's etc/nodetopo/export.yaml `instance:` wins over these.
   exporters::InstanceValues instance_config{};
+  /// What an agent keeps between snapshots of this host (probes/discovery_cache.hpp): the caller
+  /// invalidates what its events say changed, and the snapshot reuses the rest, equal to one
+  /// taken without it. nullptr: everything is read.
+  probes::DiscoveryCache* cache = nullptr;
 };
 
 /// Everything known about the node after one discovery.
@@ -65,7 +69,10 @@ struct NodeSnapshot {
 /// Discovers `host` (every probe, probes::discover), reads its settings, resolves the node name
 /// and computes the digest. Fails only when the host cannot be read at all; a failing probe is a
 /// report inside the snapshot, settings and node-name problems are recorded in it (see above).
-/// Thread-compatible: one snapshot at a time per host.
+/// Thread-compatible: one snapshot at a time per host (and per cache).
+///
+/// `NODETOPO_SERIAL_PROBES=1` in the environment turns the probes' overlap off
+/// (probes::ProbeOptions::overlap): every probe one after the other, for measuring the overlap.
 [[nodiscard]] Result<NodeSnapshot> take_snapshot(const OpenedHost& host,
                                                  const SnapshotOptions& options = {});
 

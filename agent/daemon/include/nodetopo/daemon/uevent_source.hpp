@@ -17,6 +17,10 @@
 
 struct sd_event;
 
+namespace nodetopo::probes {
+struct Changes;  // nodetopo/probes/discovery_cache.hpp
+}
+
 namespace nodetopo::daemon {
 
 /// One kernel uevent, reduced to what the agent looks at.
@@ -34,6 +38,12 @@ std::optional<Uevent> parse_uevent(std::string_view message);
 /// True for the subsystems whose events can change what the agent publishes: pci, net,
 /// infiniband, infiniband_verbs, drm, accel, kfd, nvidia*, cpu and memory (online/offline).
 bool is_topology_event(const Uevent& event);
+
+/// What a topology event says may have changed, for the next discovery's cache
+/// (probes::DiscoveryCache): cpu and memory events the platform; pci events the device they
+/// name (every PCI function when they name none); the other subsystems nothing cached (their
+/// probes run on every discovery).
+probes::Changes changes_of(const Uevent& event);
 
 class UeventSource {
  public:

@@ -1,0 +1,101 @@
+// What an agent keeps between discoveries of one host, so that a refresh re-reads only what an
+// event says may have changed, and gives exactly what a fresh discovery would.
+//
+// The agent discovers the same host again on every hot-plug event. Most of a discovery is reading
+// what did not change: hwloc's CPU and NUMA load (the largest single cost), every PCI function,
+// the pci.ids names. A DiscoveryCache keeps
+// - the platform phase's result (machine, packages, NUMA nodes, distances, the cpu probe's
+//   report), reused until a cpu or memory event (or a full refresh) says otherwise;
+// - every PCI function as it was read, by its bus/pci/devices entry and the link's target: an
+//   entry whose target is unchanged and whose device no event named is not read again (its
+//   PCIe ancestors and descendants, and the physical function of a virtual function that came
+//   or went, are);
+// - the pci.ids names of the devices present (not the database: pci.ids is scanned again only
+//   for IDs not seen before).
+// The bus/pci/devices directory itself, and every device probe (net, RDMA, accelerators, KFD,
+// NVML), are read on every discovery. What the cache cannot see (a changed link speed, an
+// updated pci.ids) is caught by the agent's periodic resync, which is a full discovery.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nodetopo/topology/diagnostics.hpp>
+#include <nodetopo/topology/topology.hpp>
+
+namespace nodetopo::probes {
+
+/// What may have changed on the host since the last discovery.
+struct Changes {
+  /// Everything: nothing cached is used (start, resync, a lost event, a reload, a D-Bus
+  /// request). The default, so that forgetting to say what changed is never wrong.
+  bool everything = true;
+  /// CPUs or memory came or went (cpu, memory, node events): the platform phase runs again.
+  bool platform = false;
+  /// PCI functions came, went or changed. With `pci_paths` empty, every function is read again.
+  bool pci = false;
+  /// The root-relative device directories the PCI events named ("sys/devices/pci0000:00/...").
+  std::vector<std::string> pci_paths;
+
+  /// Nothing changed (yet): the start of an accumulation of events.
+  static Changes none() {
+    Changes c;
+    c.everything = false;
+    return c;
+  }
+  /// Adds `other` to this.
+  void merge(const Changes& other);
+};
+
+namespace detail {
+struct PciCache;  // probes/src/pci/pci_cache.hpp
+}
+
+class DiscoveryCache {
+ public:
+  DiscoveryCache();
+  ~DiscoveryCache();
+  DiscoveryCache(DiscoveryCache&&) noexcept;
+  DiscoveryCache& operator=(DiscoveryCache&&) noexcept;
+  DiscoveryCache(const DiscoveryCache&) = delete;
+  DiscoveryCache& operator=(const DiscoveryCache&) = delete;
+
+  /// Marks what `changes` says may have changed; the next discovery reads that again.
+  void invalidate(const Changes& changes);
+
+  /// What the last discovery through this cache reused, for tests and benchmarks.
+  struct Stats {
+    bool platform_reused = false;
+    std::size_t pci_functions_read = 0;    ///< read from sysfs
+    std::size_t pci_functions_reused = 0;  ///< taken from the cache
+    bool pci_ids_scanned = false;          ///< pci.ids was mapped and scanned
+  };
+  [[nodiscard]] const Stats& stats() const { return stats_; }
+
+  // --- for the runner and the probes -------------------------------------------------------
+  /// The platform phase's builder and reports.
+  struct Platform {
+    TopologyBuilder builder;
+    std::vector<ProbeReport> reports;
+  };
+  /// Called by the runner at the start of a discovery of the root directory (dev, ino): a
+  /// different directory (a symlinked root swapped) drops everything.
+  void begin(unsigned long long dev, unsigned long long ino);
+  [[nodiscard]] std::optional<Platform>& platform() { return platform_; }
+  [[nodiscard]] detail::PciCache& pci() { return *pci_; }
+  Stats& mutable_stats() { return stats_; }
+
+ private:
+  std::optional<Platform> platform_;
+  std::unique_ptr<detail::PciCache> pci_;
+  Stats stats_;
+  unsigned long long dev_ = 0;
+  unsigned long long ino_ = 0;
+  bool have_root_ = false;
+};
+
+}  // namespace nodetopo::probes
