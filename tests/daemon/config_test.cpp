@@ -179,7 +179,7 @@ TEST(AgentConfig, OnlyABoundedRegularFileIsRead) {
   TempDir d;
   const auto fifo = d.path() / "agent.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string path : {fifo.string(), std::string("/dev/zero"), d.path().string()}) {
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero"), d.path().string()}) {
     for (const bool must_exist : {true, false}) {
       auto r = daemon::load_agent_config(path, must_exist);
       ASSERT_FALSE(r) << path;
