@@ -43,6 +43,11 @@ struct State {
   std::mutex mutex;
   int refcount = 0;
   std::unique_ptr<Fixture> fixture;
+  // Why the last nvmlInit_v2 failed, and the code it returned: nvmlErrorString(code) answers
+  // this text, so that the reason (the fixture's path, errno, the refused file type or size, the
+  // field) reaches the probe's message through the call the real library's errors go through.
+  nvmlReturn_t init_error = NVML_SUCCESS;
+  std::string init_error_text;
 };
 
 State& state() {
@@ -62,18 +67,46 @@ void debug(const std::string& message) {
 // The largest fixture read: a DGX fixture is some 40 KiB.
 constexpr std::size_t kMaxFixtureBytes = std::size_t{16} << 20;
 
+// Why a fixture could not be used: the nvmlReturn_t nvmlInit_v2 answers and the reason.
+struct Refusal {
+  nvmlReturn_t code = NVML_ERROR_UNKNOWN;
+  std::string reason;
+};
+
 // The whole file in one buffer (one allocation, read() straight into it). Only a regular file of
 // bounded size: a FIFO would block every NVML call, a /dev/zero-like node grow without bound.
-std::optional<std::string> read_file(const char* path, std::string& why) {
+// A file that cannot be opened for want of permission answers NO_PERMISSION, as the vendor
+// library does for /dev/nvidia*; any other unreadable fixture DRIVER_NOT_LOADED (the fixture is
+// the mock's driver).
+std::optional<std::string> read_file(const char* path, Refusal& why) {
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    why = std::strerror(errno);
+    const int err = errno;
+    why.code =
+        (err == EACCES || err == EPERM) ? NVML_ERROR_NO_PERMISSION : NVML_ERROR_DRIVER_NOT_LOADED;
+    why.reason = std::string("cannot open it: ") + std::strerror(err);
     return std::nullopt;
   }
+  why.code = NVML_ERROR_DRIVER_NOT_LOADED;
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::uint64_t>(st.st_size) > kMaxFixtureBytes) {
-    why = S_ISREG(st.st_mode) ? "larger than 16 MiB" : "not a regular file";
+  if (::fstat(fd, &st) != 0) {
+    why.reason = std::string("cannot stat it: ") + std::strerror(errno);
+    ::close(fd);
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    const char* type = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                                              : "not a regular file";
+    why.reason = std::string("not read: ") + type + ", not a regular file";
+    ::close(fd);
+    return std::nullopt;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxFixtureBytes) {
+    why.reason = "not read: " + std::to_string(st.st_size) + " bytes, larger than 16 MiB";
     ::close(fd);
     return std::nullopt;
   }
@@ -84,7 +117,7 @@ std::optional<std::string> read_file(const char* path, std::string& why) {
     const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      why = std::strerror(errno);
+      why.reason = std::string("cannot read it: ") + std::strerror(errno);
       ::close(fd);
       return std::nullopt;
     }
@@ -93,29 +126,32 @@ std::optional<std::string> read_file(const char* path, std::string& why) {
   }
   ::close(fd);
   if (size > kMaxFixtureBytes) {
-    why = "larger than 16 MiB";
+    why.reason = "not read: grew beyond 16 MiB while being read";
     return std::nullopt;
   }
   text.resize(size);
   return text;
 }
 
-std::unique_ptr<Fixture> load_fixture() {
+// The fixture, or nullptr with `why` set ("mock NVML fixture PATH: REASON").
+std::unique_ptr<Fixture> load_fixture(Refusal& why) {
   const char* path = std::getenv("NODETOPO_MOCK_NVML_FIXTURE");
   if (path == nullptr || *path == '\0') {
-    debug("NODETOPO_MOCK_NVML_FIXTURE is not set");
+    // Like a host without a driver: nothing to point at.
+    why = {NVML_ERROR_LIBRARY_NOT_FOUND,
+           "mock NVML: NODETOPO_MOCK_NVML_FIXTURE is not set, no fixture to answer from"};
     return nullptr;
   }
-  std::string why;
+  const std::string where = std::string("mock NVML fixture ") + path + ": ";
   const std::optional<std::string> text = read_file(path, why);
   if (!text) {
-    debug(std::string("cannot read ") + path + ": " + why);
+    why.reason = where + why.reason;
     return nullptr;
   }
   std::string error;
   auto fixture = nodetopo::mock_nvml::parse_fixture(*text, error);
   if (!fixture) {
-    debug(std::string(path) + ": " + error);
+    why = {NVML_ERROR_UNKNOWN, where + error};
     return nullptr;
   }
   return std::make_unique<Fixture>(std::move(*fixture));
@@ -127,6 +163,42 @@ std::optional<nvmlReturn_t> injected(const nodetopo::mock_nvml::FailMap& fail, c
     return static_cast<nvmlReturn_t>(it->second);
   }
   return std::nullopt;
+}
+
+// NVML's own text for a code (nvmlErrorString's answers).
+const char* code_text(nvmlReturn_t result) noexcept {
+  switch (result) {
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return "NVML Shared Library Not Found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "Function Not Found";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "Argument version mismatch";
+    case NVML_ERROR_DEPRECATED:
+      return "Deprecated";
+    default:
+      return "Unknown Error";
+  }
 }
 
 // The device a handle points to, or nullptr when it is not one of this fixture's: a handle is
@@ -236,8 +308,16 @@ NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlInit_v2() noexcept {
       ++s.refcount;
       return NVML_SUCCESS;
     }
-    auto fixture = load_fixture();
-    if (!fixture) return NVML_ERROR_LIBRARY_NOT_FOUND;
+    Refusal why;
+    auto fixture = load_fixture(why);
+    if (!fixture) {
+      debug(why.reason);
+      s.init_error = why.code;
+      s.init_error_text = std::string(code_text(why.code)) + ": " + why.reason;
+      return why.code;
+    }
+    s.init_error = NVML_SUCCESS;
+    s.init_error_text.clear();
     if (auto code = injected(fixture->fail, "nvmlInit_v2")) return *code;
     s.fixture = std::move(fixture);
     s.refcount = 1;
@@ -263,38 +343,14 @@ NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlShutdown() noexcept {
 }
 
 NODETOPO_MOCK_EXPORT const char* nvmlErrorString(nvmlReturn_t result) noexcept {
-  switch (result) {
-    case NVML_SUCCESS:
-      return "Success";
-    case NVML_ERROR_UNINITIALIZED:
-      return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT:
-      return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED:
-      return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION:
-      return "Insufficient Permissions";
-    case NVML_ERROR_NOT_FOUND:
-      return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE:
-      return "Insufficient Size";
-    case NVML_ERROR_DRIVER_NOT_LOADED:
-      return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT:
-      return "Timeout";
-    case NVML_ERROR_LIBRARY_NOT_FOUND:
-      return "NVML Shared Library Not Found";
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-      return "Function Not Found";
-    case NVML_ERROR_GPU_IS_LOST:
-      return "GPU is lost";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
-      return "Argument version mismatch";
-    case NVML_ERROR_DEPRECATED:
-      return "Deprecated";
-    default:
-      return "Unknown Error";
+  // The code the last nvmlInit_v2 failed with reads as its reason: the probe calls this right
+  // after the failed init. The text lives until the next init fails.
+  State& s = state();
+  const std::lock_guard lock(s.mutex);
+  if (result != NVML_SUCCESS && result == s.init_error && !s.init_error_text.empty()) {
+    return s.init_error_text.c_str();
   }
+  return code_text(result);
 }
 
 // ---- System

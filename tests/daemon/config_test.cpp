@@ -1,9 +1,12 @@
 // The strict agent config reader and `topo agent --check-config`.
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nodetopo/daemon/config.hpp>
 
@@ -224,6 +227,32 @@ TEST(AgentConfig, DurationsAndAddresses) {
   EXPECT_EQ(daemon::check_listen_address("0.0.0.0:80"), "");
   EXPECT_EQ(daemon::check_listen_address("[::]:80"), "");
   EXPECT_NE(daemon::check_listen_address("9464"), "");
+}
+
+// A FIFO at the config path would block the agent's start and every SIGHUP; /dev/zero would grow
+// it without bound: only a bounded regular file is read, anything else is refused by name.
+TEST(AgentConfig, OnlyABoundedRegularFileIsRead) {
+  TempDir d;
+  const auto fifo = d.path() / "agent.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero"), d.path().string()}) {
+    for (const bool must_exist : {true, false}) {
+      auto r = daemon::load_agent_config(path, must_exist);
+      ASSERT_FALSE(r) << path;
+      EXPECT_EQ(r.error().describe(), path + ": the agent config is not a regular file: not read");
+    }
+  }
+  const auto huge = d.path() / "huge.yaml";
+  { std::ofstream(huge) << "log: {level: info}\n"; }
+  std::filesystem::resize_file(huge, std::uintmax_t{2} << 20);
+  auto r = daemon::load_agent_config(huge.string(), true);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().describe().find("larger than 1 MiB"), std::string::npos);
+  write_file(d.path() / "ok.yaml", "log: {level: debug}\n");
+  auto ok = daemon::load_agent_config((d.path() / "ok.yaml").string(), true);
+  ASSERT_TRUE(ok) << ok.error().describe();
+  EXPECT_EQ(ok->log_level, "debug");
+  EXPECT_TRUE(daemon::load_agent_config((d.path() / "absent.yaml").string(), false));
 }
 
 // The shipped example parses, and with every line uncommented gives exactly the defaults (the

@@ -1,8 +1,11 @@
 // Credentials: in-cluster service-account files and kubeconfig files (contexts, files and inline
 // data, tokens, unsupported plugins), each failure naming the file and the key.
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nodetopo/kube/client_config.hpp>
 
@@ -146,6 +149,50 @@ TEST(KubeKubeconfig, BrokenFilesAreNamed) {
   c = load_kubeconfig((d.path() / "config").string());
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().describe().find("not valid base64"), std::string::npos);
+}
+
+// A kubeconfig (or the service account's namespace file) that is a FIFO would block the agent's
+// start for ever, /dev/zero would grow it without bound: only a bounded regular file is read.
+TEST(KubeKubeconfig, OnlyABoundedRegularFileIsRead) {
+  TempDir d;
+  const auto fifo = d.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto c = load_kubeconfig(fifo.string());
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().describe().find(fifo.string() + ": the kubeconfig is not a regular file"),
+            std::string::npos)
+      << c.error().describe();
+  c = load_kubeconfig("/dev/zero");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().describe().find("/dev/zero: the kubeconfig is not a regular file"),
+            std::string::npos);
+  c = load_kubeconfig(d.path().string());
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().describe().find("not a regular file"), std::string::npos);
+  { std::ofstream(d.path() / "huge") << "kind: Config\n"; }
+  std::filesystem::resize_file(d.path() / "huge", std::uintmax_t{5} << 20);
+  c = load_kubeconfig((d.path() / "huge").string());
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().describe().find("larger than 4 MiB"), std::string::npos);
+
+  TempDir sa;
+  write_file(sa.path() / "token", "t");
+  write_file(sa.path() / "ca.crt", "PEM");
+  ASSERT_EQ(::mkfifo((sa.path() / "namespace").c_str(), 0600), 0);
+  setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
+  auto in_cluster = load_in_cluster(sa.path().string());
+  ASSERT_TRUE(in_cluster) << in_cluster.error().describe();
+  EXPECT_EQ(in_cluster->name_space, "") << "the FIFO is not read";
+}
+
+TEST(KubeKubeconfig, ParsesTextWithThePathItCameFrom) {
+  auto c = kube::parse_kubeconfig(kubeconfig("    token: t\n"), "/etc/tenant/kubeconfig");
+  ASSERT_TRUE(c) << c.error().describe();
+  EXPECT_EQ(c->token, "t");
+  c = kube::parse_kubeconfig("[unclosed", "/etc/tenant/kubeconfig");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().path, "/etc/tenant/kubeconfig");
 }
 
 TEST(KubeKubeconfig, KubeconfigVariableIsUsedBeforeInCluster) {

@@ -1,8 +1,10 @@
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <nodetopo/kube/client_config.hpp>
@@ -13,12 +15,43 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The largest credentials file read: a kubeconfig with a few inline certificates is some 10 KiB.
+constexpr std::size_t kMaxFileBytes = std::size_t{4} << 20;
+
+// The whole of `path` when it is a regular file of at most kMaxFileBytes; else an error naming
+// it. Opened non-blocking and checked before the first read: a FIFO would block the agent's
+// start, a /dev/zero-like node grow without bound.
+Result<std::string> read_bounded(const std::string& path, std::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    return errno_error(errno, "cannot read the " + std::string(what), path);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::kInvalid,
+                      "the " + std::string(what) + " is not a regular file: not read", path);
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return errno_error(err, "cannot read the " + std::string(what), path);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxFileBytes) {
+      ::close(fd);
+      return make_error(ErrorCode::kInvalid,
+                        "the " + std::string(what) + " is larger than 4 MiB: not read", path);
+    }
+  }
+  ::close(fd);
+  return text;
 }
 
 std::string trim(std::string s) {
@@ -101,7 +134,9 @@ Result<ClientConfig> load_in_cluster(std::string_view service_account_dir) {
     return make_error(ErrorCode::kNotFound, "the cluster CA certificate is missing", ca);
   }
   c.ca.file = ca;
-  if (auto ns = read_text(dir + "/namespace")) c.name_space = trim(*ns);
+  if (auto ns = read_bounded(dir + "/namespace", "service-account namespace file")) {
+    c.name_space = trim(ns.value());
+  }
   c.origin = "in-cluster (" + dir + ")";
   return c;
 }
@@ -149,11 +184,16 @@ Result<PemSource> pem(const YAML::Node& n, const char* file_key, const char* dat
 }  // namespace
 
 Result<ClientConfig> load_kubeconfig(const std::string& path, std::string_view context) {
+  auto text = read_bounded(path, "kubeconfig");
+  if (!text) return text.error();
+  return parse_kubeconfig(text.value(), path, context);
+}
+
+Result<ClientConfig> parse_kubeconfig(std::string_view text, const std::string& path,
+                                      std::string_view context) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return make_error(ErrorCode::kNotFound, "cannot read the kubeconfig", path);
+    root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     return make_error(ErrorCode::kMalformed, "not a valid kubeconfig: " + e.msg, path);
   }

@@ -23,13 +23,19 @@ CleanupReport cleanup(const ClientConfig& config, const ClientOptions& options,
        "", "", "list", "resourceslices"});
   if (list.ok()) {
     const Json body = list.json();
-    for (const Json& item : body.value("items", Json::array())) {
-      const Json& spec = item["spec"];
-      if (spec.value("nodeName", "") != node || spec.value("driver", "") != what.driver) continue;
-      const std::string name = item["metadata"].value("name", "");
+    const Json& items = field(body, "items");
+    if (!items.is_array()) {
+      report.errors.push_back("list resourceslices (cluster-scoped): the answer is not a list");
+    }
+    for (const Json& item : items.is_array() ? items : Json::array()) {
+      const Json& spec = field(item, "spec");
+      if (str_field(spec, "nodeName") != node || str_field(spec, "driver") != what.driver) continue;
+      const Json& meta = field(item, "metadata");
+      const std::string name = str_field(meta, "name");
+      if (name.empty()) continue;  // nothing to address a delete to
       const Json options_body = {{"apiVersion", "v1"},
                                  {"kind", "DeleteOptions"},
-                                 {"preconditions", {{"uid", item["metadata"].value("uid", "")}}}};
+                                 {"preconditions", {{"uid", str_field(meta, "uid")}}}};
       const ApiResponse r =
           client.call({"DELETE", std::string(kSlicesPath) + "/" + percent_encode(name), "",
                        options_body.dump(), "application/json", "delete", "resourceslices"});
@@ -63,19 +69,22 @@ CleanupReport cleanup(const ClientConfig& config, const ClientOptions& options,
   const std::string node_path = "/api/v1/nodes/" + percent_encode(node);
   const ApiResponse got = client.call({"GET", node_path, "", "", "", "get", "nodes"});
   if (got.ok()) {
-    const Json meta = got.json()["metadata"];
-    const Json ann = meta.value("annotations", Json::object());
+    const Json n = got.json();
+    const Json& meta = field(n, "metadata");
+    const Json& ann = field(meta, "annotations");
     const std::string key(kOwnedLabelsAnnotation);
-    if (ann.contains(key) && ann[key].is_string()) {
-      const Json labels = meta.value("labels", Json::object());
+    if (!n.is_object()) {
+      report.errors.push_back("get nodes " + node + " (cluster-scoped): the answer is not a Node");
+    } else if (field(ann, key.c_str()).is_string()) {
+      const Json& labels = field(meta, "labels");
       Json patch_labels = Json::object();
-      std::stringstream ss(ann[key].get<std::string>());
+      std::stringstream ss(str_field(ann, key.c_str()));
       std::string k;
       while (std::getline(ss, k, ',')) {
-        if (!k.empty() && labels.contains(k)) patch_labels[k] = nullptr;
+        if (!k.empty() && !field(labels, k.c_str()).is_null()) patch_labels[k] = nullptr;
       }
       Json patch = {{"metadata",
-                     {{"resourceVersion", meta.value("resourceVersion", "")},
+                     {{"resourceVersion", str_field(meta, "resourceVersion")},
                       {"annotations", {{key, nullptr}}}}}};
       if (!patch_labels.empty()) patch["metadata"]["labels"] = patch_labels;
       const ApiResponse r = client.call(

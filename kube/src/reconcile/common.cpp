@@ -67,7 +67,7 @@ Result<ServerInfo> discover_server(ApiClient& client) {
   };
   info.major = number(v, "major");
   info.minor = number(v, "minor");
-  info.git_version = v.value("gitVersion", "");
+  info.git_version = str_field(v, "gitVersion");
   const ApiResponse apis = client.call({"GET", "/apis", "", "", "", "get", "apis"});
   if (!apis.ok()) {
     return make_error(ErrorCode::kUnavailable, "API discovery (GET /apis) from " +
@@ -103,11 +103,7 @@ NodeRef read_node_uid(ApiClient& client, const std::string& node) {
     ref.error = out;
     return ref;
   }
-  const Json j = r.json();
-  if (j.is_object() && j.contains("metadata") && j["metadata"].contains("uid") &&
-      j["metadata"]["uid"].is_string()) {
-    ref.uid = j["metadata"]["uid"].get<std::string>();
-  }
+  ref.uid = str_field(field(r.json(), "metadata"), "uid");
   if (ref.uid.empty()) {
     ref.error =
         SyncOutcome{SyncOutcome::Kind::kFailed, "get nodes " + node + ": no metadata.uid", 0};

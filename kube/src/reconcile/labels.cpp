@@ -31,6 +31,12 @@ std::set<std::string> split_keys(const std::string& text) {
   return keys;
 }
 
+// What a GET of one object must answer before it is edited and written back: an object whose
+// metadata, when present, is an object too.
+bool is_object_with_metadata(const Json& j) {
+  return j.is_object() && (!j.contains("metadata") || j["metadata"].is_object());
+}
+
 }  // namespace
 
 SyncOutcome sync_nodefeature(ApiClient& client, const std::string& node, const std::string& ns,
@@ -57,16 +63,23 @@ SyncOutcome sync_nodefeature(ApiClient& client, const std::string& node, const s
   }
   if (!got.ok()) return failure(got, "get", "nodefeatures", ns, name);
   Json current = got.json();
+  if (!is_object_with_metadata(current)) {
+    return {SyncOutcome::Kind::kFailed,
+            "get nodefeatures " + name + " in namespace " + ns +
+                ": the answer is not a NodeFeature object",
+            0};
+  }
   const Json want_spec = desired["spec"];
-  const Json& cur_spec = current.contains("spec") ? current["spec"] : Json();
+  const Json& cur_spec = field(current, "spec");
   const Json want_labels = desired["metadata"]["labels"];
-  Json cur_labels = current["metadata"].value("labels", Json::object());
+  const Json& cur_labels = field(current["metadata"], "labels");
   bool labels_ok = true;
   for (const auto& [k, v] : want_labels.items()) {
-    if (!cur_labels.contains(k) || cur_labels[k] != v) labels_ok = false;
+    if (field(cur_labels, k.c_str()) != v) labels_ok = false;
   }
   if (cur_spec == want_spec && labels_ok) return {};
   current["spec"] = want_spec;
+  if (!cur_labels.is_object()) current["metadata"]["labels"] = Json::object();
   for (const auto& [k, v] : want_labels.items())
     current["metadata"]["labels"][k] = v;
   const ApiResponse r = client.call({"PUT", nodefeature_path(ns, name), "", current.dump(),
@@ -87,30 +100,30 @@ SyncOutcome sync_node_labels(ApiClient& client, const std::string& node,
     return f;
   }
   const Json n = got.json();
-  const Json& meta = n["metadata"];
-  const Json cur_labels = meta.value("labels", Json::object());
-  const Json cur_ann = meta.value("annotations", Json::object());
-  const std::set<std::string> owned =
-      split_keys(cur_ann.contains(std::string(kOwnedLabelsAnnotation)) &&
-                         cur_ann[std::string(kOwnedLabelsAnnotation)].is_string()
-                     ? cur_ann[std::string(kOwnedLabelsAnnotation)].get<std::string>()
-                     : std::string());
+  if (!is_object_with_metadata(n)) {
+    return {SyncOutcome::Kind::kFailed,
+            "get nodes " + node + " (cluster-scoped): the answer is not a Node object", 0};
+  }
+  const Json& meta = field(n, "metadata");
+  const Json& cur_labels = field(meta, "labels");
+  const Json& cur_ann = field(meta, "annotations");
+  const std::string ann_key(kOwnedLabelsAnnotation);
+  const std::set<std::string> owned = split_keys(str_field(cur_ann, ann_key.c_str()));
   Json patch_labels = Json::object();
   for (const auto& [k, v] : labels) {
-    if (!cur_labels.contains(k) || cur_labels[k] != v) patch_labels[k] = v;
+    if (field(cur_labels, k.c_str()) != v) patch_labels[k] = v;
   }
   for (const std::string& k : owned) {
-    if (labels.count(k) == 0 && cur_labels.contains(k)) patch_labels[k] = nullptr;
+    if (labels.count(k) == 0 && !field(cur_labels, k.c_str()).is_null()) patch_labels[k] = nullptr;
   }
   std::string ann;
   for (const auto& [k, v] : labels)
     ann += (ann.empty() ? "" : ",") + k;
-  const bool ann_ok = cur_ann.contains(std::string(kOwnedLabelsAnnotation))
-                          ? cur_ann[std::string(kOwnedLabelsAnnotation)] == ann
-                          : labels.empty();
+  const Json& cur_owned = field(cur_ann, ann_key.c_str());
+  const bool ann_ok = cur_owned.is_null() ? labels.empty() : cur_owned == ann;
   if (patch_labels.empty() && ann_ok) return {};
   Json patch = {{"metadata",
-                 {{"resourceVersion", meta.value("resourceVersion", "")},
+                 {{"resourceVersion", str_field(meta, "resourceVersion")},
                   {"annotations",
                    {{std::string(kOwnedLabelsAnnotation), labels.empty() ? Json() : Json(ann)}}}}}};
   if (!patch_labels.empty()) patch["metadata"]["labels"] = patch_labels;
@@ -140,6 +153,12 @@ SyncOutcome sync_nrt(ApiClient& client, const std::string& node, const Json& nrt
   }
   if (!got.ok()) return failure(got, "get", "noderesourcetopologies", "", node);
   Json current = got.json();
+  if (!is_object_with_metadata(current)) {
+    return {SyncOutcome::Kind::kFailed,
+            "get noderesourcetopologies " + node +
+                " (cluster-scoped): the answer is not a NodeResourceTopology object",
+            0};
+  }
   bool same = true;
   for (const char* key : {"topologyPolicies", "zones", "attributes"}) {
     const Json want = nrt.contains(key) ? nrt[key] : Json();

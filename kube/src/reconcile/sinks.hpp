@@ -18,6 +18,24 @@ namespace nodetopo::kube {
 
 using Json = nlohmann::json;
 
+// Reading what the API server answered. Its JSON is data, not a promise: a proxy's HTML page, a
+// field of another type, a list where an object belongs. nlohmann's value() and operator[]
+// throw (or, const, assert) on such input, so answers are read only through these, which treat
+// a missing or mistyped field as absent.
+
+/// `obj[key]` when `obj` is an object holding `key`, else null.
+inline const Json& field(const Json& obj, const char* key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  const auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+/// `obj[key]` as a string when it is one, else "".
+inline std::string str_field(const Json& obj, const char* key) {
+  const Json& v = field(obj, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
 struct SyncOutcome {
   enum class Kind : std::uint8_t {
     kOk,        ///< the server holds the desired state

@@ -317,16 +317,15 @@ void SliceReconciler::on_event(const Json& event) {
 
 void SliceReconciler::handle_event(const Json& event) {
   if (!event.is_object()) return;
-  const std::string type = event.value("type", "");
-  const Json& obj = event.contains("object") ? event["object"] : Json();
+  const std::string type = str_field(event, "type");
+  const Json& obj = field(event, "object");
   if (type == "ERROR") {
-    const long code = obj.is_object() && obj.contains("code") && obj["code"].is_number_integer()
-                          ? obj["code"].get<long>()
-                          : 0;
+    const Json& code_field = field(obj, "code");
+    const long code = code_field.is_number_integer() ? code_field.get<long>() : 0;
     // 410 Gone: our version fell out of the server's window; anything else: start over too,
     // since events may have been lost.
     kube_log()->info("resourceslices watch: {} ({}); listing again", code,
-                     obj.is_object() ? obj.value("message", "") : "");
+                     str_field(obj, "message"));
     relist_ = true;
     ++relists_;
     resource_version_.clear();

@@ -21,9 +21,15 @@ nlohmann::json ApiResponse::json() const {
 std::string ApiResponse::message() const {
   if (status == 0) return transport_error.empty() ? std::string("no response") : transport_error;
   const auto j = json();
-  if (j.is_object() && j.value("kind", "") == "Status" && j.contains("message") &&
-      j["message"].is_string()) {
-    return j["message"].get<std::string>();
+  // A Status object's message; any other answer (HTML from a proxy, a field of another type) is
+  // quoted, never trusted to have the shape of one.
+  if (j.is_object()) {
+    const auto kind = j.find("kind");
+    const auto text = j.find("message");
+    if (kind != j.end() && kind->is_string() && *kind == "Status" && text != j.end() &&
+        text->is_string()) {
+      return text->get<std::string>();
+    }
   }
   std::string text = body.substr(0, 200);
   std::replace(text.begin(), text.end(), '\n', ' ');
@@ -32,8 +38,9 @@ std::string ApiResponse::message() const {
 
 std::string ApiResponse::reason() const {
   const auto j = json();
-  if (j.is_object() && j.contains("reason") && j["reason"].is_string()) {
-    return j["reason"].get<std::string>();
+  if (j.is_object()) {
+    const auto it = j.find("reason");
+    if (it != j.end() && it->is_string()) return it->get<std::string>();
   }
   return {};
 }

@@ -596,9 +596,14 @@ Result<void> NvmlProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   if (!library) return library.error();
   NvmlSession session(library.value());
   if (!session.ok()) {
-    return make_error(ErrorCode::kUnavailable,
-                      "nvmlInit_v2 failed: " + library->describe(session.init_result()) +
-                          " (NVIDIA driver not loaded, or no permission on /dev/nvidia*?)");
+    // The library's own text says why (the mock's names its fixture); the guess about the
+    // driver fits only the system's library.
+    const bool system_library = ctx.options().nvml_library.empty();
+    return make_error(
+        ErrorCode::kUnavailable,
+        "nvmlInit_v2 failed: " + library->describe(session.init_result()) +
+            (system_library ? " (NVIDIA driver not loaded, or no permission on /dev/nvidia*?)"
+                            : ""));
   }
   NvmlDiscovery discovery(ctx, builder, library.value());
   return discovery.run();

@@ -2,6 +2,7 @@
 // probe's own dlopen code (the path a real libnvidia-ml.so.1 takes).
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +13,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <link.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <nodetopo/probes/discovery.hpp>
 #include <nodetopo/probes/nvml_probe.hpp>
@@ -31,6 +35,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 probes::ProbeOptions with_mock() {
   ProbeOptions options;
@@ -328,17 +333,112 @@ TEST(NvmlProbe, InitFailureIsUnavailableWithNvmlsReason) {
   EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
 }
 
-TEST(NvmlProbe, MockWithoutUsableFixtureBehavesLikeAHostWithoutDriver) {
-  for (const char* text : {"", "{ not json", R"({"devices":[{"index":0}]})",
+TEST(NvmlProbe, MockWithoutFixtureBehavesLikeAHostWithoutDriver) {
+  FakeHost host;
+  host.add_gpu("0000:1b:00.0");  // no fixture: the variable is not set at all
+  const ProbeReport r = report_of(run(host, with_mock()), "nvml");
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  EXPECT_THAT(r.error, AllOf(HasSubstr("NVML error 12"),
+                             HasSubstr("NODETOPO_MOCK_NVML_FIXTURE is not set")));
+  EXPECT_THAT(r.error, Not(HasSubstr("/dev/nvidia"))) << "no guess about a driver for the mock";
+}
+
+// A fixture that is there but unusable is not "library not found": the probe's message says what
+// the mock refused, through nvmlErrorString as for the vendor library's errors.
+TEST(NvmlProbe, MockWithMalformedFixtureSaysWhichFieldAndFile) {
+  for (const char* text : {"{ not json", R"({"devices":[{"index":0}]})",
                            R"({"devices":[{"index":1,"pci_bus_id":"0000:1b:00.0"}]})"}) {
     SCOPED_TRACE(text);
     FakeHost host;
     host.add_gpu("0000:1b:00.0");
-    if (*text != '\0') host.set_fixture_text(text);  // else: the variable is not set at all
+    host.set_fixture_text(text);
     const ProbeReport r = report_of(run(host, with_mock()), "nvml");
     EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
-    EXPECT_THAT(r.error, HasSubstr("NVML error 12"));
+    EXPECT_THAT(r.error, AllOf(HasSubstr("nvmlInit_v2 failed"), HasSubstr("NVML error 999"),
+                               HasSubstr("mock NVML fixture " +
+                                         (host.root() / "nodetopo-mock/nvml.json").string())));
+    EXPECT_THAT(r.error, Not(HasSubstr("Library Not Found")));
   }
+}
+
+TEST(NvmlProbe, MockWithUnreadableFixtureSaysWhy) {
+  struct Case {
+    const char* name;
+    std::function<void(const std::filesystem::path&)> make;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"missing", [](const std::filesystem::path&) {}, "cannot open it: No such file or directory"},
+      {"directory", [](const std::filesystem::path& p) { std::filesystem::create_directory(p); },
+       "a directory, not a regular file"},
+      {"fifo", [](const std::filesystem::path& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0); },
+       "a FIFO, not a regular file"},
+      {"huge",
+       [](const std::filesystem::path& p) {
+         { std::ofstream(p) << "{}"; }
+         std::filesystem::resize_file(p, std::uintmax_t{17} << 20);  // sparse
+       },
+       "17825792 bytes, larger than 16 MiB"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeHost host;
+    host.add_gpu("0000:1b:00.0");
+    host.set_fixture_text("{}");
+    const std::filesystem::path fixture = host.root() / "nodetopo-mock/nvml.json";
+    std::filesystem::remove(fixture);
+    c.make(fixture);
+    const ProbeReport r = report_of(run(host, with_mock()), "nvml");
+    EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+    EXPECT_THAT(r.error, AllOf(HasSubstr("mock NVML fixture " + fixture.string() + ": "),
+                               HasSubstr(c.reason), HasSubstr("Driver Not Loaded"),
+                               HasSubstr("NVML error 9")));
+  }
+}
+
+// EACCES on the fixture answers NVML_ERROR_NO_PERMISSION, as the vendor library does for
+// /dev/nvidia*. Root reads any file, so as root the probe runs in a child that drops to nobody.
+TEST(NvmlProbe, MockWithFixtureWithoutPermissionSaysSo) {
+  FakeHost host;
+  host.add_gpu("0000:1b:00.0");
+  host.set_fixture_text("{}");
+  const std::filesystem::path fixture = host.root() / "nodetopo-mock/nvml.json";
+  std::filesystem::permissions(fixture, std::filesystem::perms::none);
+  // Everything but the fixture stays readable for nobody (TempDir makes its directory 0700).
+  for (const auto& dir : {host.root(), host.root() / "nodetopo-mock"}) {
+    std::filesystem::permissions(
+        dir, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                 std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                 std::filesystem::perms::others_exec);
+  }
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    std::string error;
+    try {
+      error = report_of(run(host, with_mock()), "nvml").error;
+    } catch (const std::exception& e) {
+      error = std::string("exception: ") + e.what();
+    }
+    (void)!::write(pipe_fds[1], error.data(), error.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string error;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;)
+    error.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_THAT(error, AllOf(HasSubstr("mock NVML fixture " + fixture.string() +
+                                     ": cannot open it: Permission denied"),
+                           HasSubstr("Insufficient Permissions"), HasSubstr("NVML error 4")));
 }
 
 TEST(NvmlProbe, NoGpuIsUnavailable) {
@@ -651,8 +751,11 @@ std::string refusal(const std::string& text) {
   std::string err = ::testing::internal::GetCapturedStderr();
   ::unsetenv("NODETOPO_MOCK_NVML_DEBUG");
   EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
-  EXPECT_THAT(r.error, HasSubstr("NVML error 12"));
+  EXPECT_THAT(r.error, HasSubstr("NVML error 999"));
   EXPECT_THAT(err, HasSubstr("nodetopo-mock/nvml.json: ")) << "names the file";
+  // The probe's message carries the same reason.
+  const std::string reason = err.substr(err.find("nvml.json: ") + 11);
+  EXPECT_THAT(r.error, HasSubstr(reason.substr(0, reason.find('\n'))));
   return err;
 }
 

@@ -46,7 +46,13 @@ Result<ClientConfig> load_in_cluster(std::string_view service_account_dir = kSer
 
 /// The `context` (empty: current-context) of the kubeconfig file `path`. Relative file paths in it
 /// are resolved against the file's directory, as kubectl does. Errors name the file and the key.
+/// Only a regular file of at most 4 MiB is read (a FIFO or a device is refused, naming it).
 Result<ClientConfig> load_kubeconfig(const std::string& path, std::string_view context = {});
+
+/// The same for kubeconfig `text` read from `path` (which names it in errors and is the base of
+/// its relative file paths; the files those name are checked to exist, never read).
+Result<ClientConfig> parse_kubeconfig(std::string_view text, const std::string& path,
+                                      std::string_view context = {});
 
 /// What the agent does when told nothing more: `kubeconfig` if given, else $KUBECONFIG (its first
 /// entry), else in-cluster.
