@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nodetopo/mock/sysfs_image.hpp>
 #include <nodetopo/probes/accelerator_probe.hpp>
 #include <nodetopo/probes/kfd_probe.hpp>
 #include <nodetopo/probes/net_probe.hpp>
@@ -13,29 +12,18 @@
 #include <nodetopo/probes/rdma_probe.hpp>
 
 #include "discover.hpp"
+#include "fake_tree.hpp"
 
 namespace nodetopo::test {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// Adds `image` to the tree (existing directories are kept); a test's host is broken, not
-// degraded, when it cannot be written, so this throws.
-void put(const fs::path& root, const mock::HostImage& image) {
-  if (auto written = mock::write_image(image, root); !written) {
-    throw std::runtime_error(written.error().describe());
-  }
-}
-
-}  // namespace
 
 FakeHost::FakeHost() {
   mock::HostImage image;
   mock::ImageWriter w(image);
   w.dir("sys");
   w.dir("proc");
-  put(root(), image);
+  write_tree(root(), image);
 }
 
 void FakeHost::write(const std::string& rel, const std::string& content) const {
@@ -45,19 +33,19 @@ void FakeHost::write(const std::string& rel, const std::string& content) const {
   fs::remove(root() / rel, ec);
   mock::HostImage image;
   mock::ImageWriter(image).file(rel, content);
-  put(root(), image);
+  write_tree(root(), image);
 }
 
 void FakeHost::link(const std::string& rel, const std::string& target_rel) const {
   mock::HostImage image;
   mock::ImageWriter(image).link(rel, target_rel);
-  put(root(), image);
+  write_tree(root(), image);
 }
 
 void FakeHost::raw_link(const std::string& rel, const std::string& target) const {
   mock::HostImage image;
   mock::ImageWriter(image).raw_link(rel, target);
-  put(root(), image);
+  write_tree(root(), image);
 }
 
 std::string FakeHost::add_pci(const Pci& pci, const std::string& parent_dir) const {
@@ -88,7 +76,7 @@ std::string FakeHost::add_pci(const Pci& pci, const std::string& parent_dir) con
   w.file(dir + "/config", config);
   if (!pci.driver.empty()) w.link(dir + "/driver", "sys/bus/pci/drivers/" + pci.driver);
   w.link("sys/bus/pci/devices/" + pci.bdf, dir);
-  put(root(), image);
+  write_tree(root(), image);
   return dir;
 }
 
@@ -103,7 +91,7 @@ std::string FakeHost::add_net(const std::string& name, const std::string& device
     w.attr(dir + "/" + attr, value);
   if (!device_dir.empty()) w.link(dir + "/device", device_dir);
   w.link("sys/class/net/" + name, dir);
-  put(root(), image);
+  write_tree(root(), image);
   return dir;
 }
 
@@ -124,14 +112,14 @@ std::string FakeHost::add_rdma(
   }
   if (!device_dir.empty()) w.link(dir + "/device", device_dir);
   w.link("sys/class/infiniband/" + name, dir);
-  put(root(), image);
+  write_tree(root(), image);
   return dir;
 }
 
 void FakeHost::copy_kfd_nodes(const fs::path& nodes_dir) const {
   mock::HostImage image;
   mock::ImageWriter(image).dir("sys/class/kfd/kfd/topology");
-  put(root(), image);
+  write_tree(root(), image);
   const fs::path target = root() / "sys/class/kfd/kfd/topology/nodes";
   // Hard links spare copying the data of thousands of small files (the MI300X capture has 4000);
   // across file systems they fail, and a plain copy does.

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include <nodetopo/mock/sysfs_image.hpp>
+#include "fake_tree.hpp"
 
 namespace nodetopo::test {
 
@@ -16,17 +16,6 @@ fs::path mock_nvml_library() {
 fs::path mock_nvml_minimal_library() {
   return build_dir() / "mock/nvml/libnvidia-ml-minimal.so.1";
 }
-
-namespace {
-
-// Adds `image` to the host's tree; a host that cannot be written breaks the test.
-void put(const fs::path& root, const mock::HostImage& image) {
-  if (auto written = mock::write_image(image, root); !written) {
-    throw std::runtime_error(written.error().describe());
-  }
-}
-
-}  // namespace
 
 FakeHost::FakeHost() {
   mock::HostImage image;
@@ -55,7 +44,7 @@ FakeHost::FakeHost() {
   w.attr(node0 + "/distance", "10");
   w.attr(node0 + "/meminfo", "Node 0 MemTotal:       16384000 kB");
   w.attr("sys/devices/system/node/online", "0");
-  put(root(), image);
+  write_tree(root(), image);
 }
 
 FakeHost::~FakeHost() {
@@ -91,7 +80,7 @@ void FakeHost::add_pci_function(const std::string& bdf, std::uint16_t vendor, st
   put16(0x2e, 0x16c1);
   w.file(dir + "/config", config);
   w.link("sys/bus/pci/devices/" + bdf, dir);
-  put(root(), image);
+  write_tree(root(), image);
 }
 
 void FakeHost::set_fixture(const nlohmann::json& fixture) {
@@ -105,7 +94,7 @@ void FakeHost::set_fixture_text(const std::string& text) {
   fs::remove(path, ec);
   mock::HostImage image;
   mock::ImageWriter(image).file("nodetopo-mock/nvml.json", text);
-  put(root(), image);
+  write_tree(root(), image);
   if (::setenv("NODETOPO_MOCK_NVML_FIXTURE", path.c_str(), 1) != 0) {
     throw std::runtime_error("setenv failed");
   }
