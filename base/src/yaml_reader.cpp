@@ -2,28 +2,10 @@
 #include <cctype>
 #include <charconv>
 
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/base/yaml_reader.hpp>
 
 namespace nodetopo::yaml {
-
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
-    s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 bool is_absent(const YAML::Node& node) {
   return !node.IsDefined() || node.IsNull();
@@ -179,7 +161,7 @@ std::optional<std::int64_t> read_int(Reader& r, const YAML::Node& n, const std::
 std::optional<bool> read_bool(Reader& r, const YAML::Node& n, const std::string& path) {
   auto text = read_scalar(r, n, path, "true or false");
   if (!text) return std::nullopt;
-  const std::string v = lower(*text);
+  const std::string v = ascii_lower(*text);
   if (v == "true" || v == "yes") return true;
   if (v == "false" || v == "no") return false;
   r.fail(n, path, "'" + *text + "' is not true or false");
@@ -194,7 +176,7 @@ std::optional<std::uint64_t> read_size(Reader& r, const YAML::Node& n, const std
   while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits])) != 0)
     ++digits;
   auto number = parse_number(t.substr(0, digits));
-  const std::string unit = lower(trim(t.substr(digits)));
+  const std::string unit = ascii_lower(trim(t.substr(digits)));
   std::uint64_t shift = 0;
   bool unit_ok = true;
   if (unit.empty() || unit == "b") {

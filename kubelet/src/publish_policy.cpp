@@ -2,23 +2,18 @@
 #include <algorithm>
 #include <cctype>
 
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/kubelet/publish_policy.hpp>
 
 namespace nodetopo::kubelet {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 /// An attribute key names a PCI bus id: the standard one, or a driver's own spelling.
 bool is_bus_id_key(const std::string& key) {
   if (key == "resource.kubernetes.io/pciBusID") return true;
   const std::size_t slash = key.rfind('/');
-  const std::string local = lower(slash == std::string::npos ? key : key.substr(slash + 1));
+  const std::string local = ascii_lower(slash == std::string::npos ? key : key.substr(slash + 1));
   return local == "pcibusid" || local == "pci_bus_id" || local == "pciaddress" ||
          local == "pci-bus-id" || local == "busid";
 }
@@ -40,7 +35,7 @@ std::set<std::string> foreign_pci_bus_ids(const std::vector<nlohmann::json>& nod
       for (const auto& [key, value] : attrs->items()) {
         if (!is_bus_id_key(key) || !value.is_object() || !value.contains("string")) continue;
         if (!value["string"].is_string()) continue;
-        std::string id = lower(value["string"].get<std::string>());
+        std::string id = ascii_lower(value["string"].get<std::string>());
         if (id.size() == 7) id = "0000:" + id;  // "1b:00.0" without its domain
         out.insert(id);
       }
@@ -57,7 +52,7 @@ std::set<std::string> devices_to_publish(const std::vector<NodeDevice>& devices,
     const auto p = policy.find(d.kind);
     const PublishPolicy rule = p == policy.end() ? PublishPolicy::kAuto : p->second;
     if (rule == PublishPolicy::kNever) continue;
-    if (rule == PublishPolicy::kAuto && foreign.count(lower(d.pci_bus_id)) != 0) continue;
+    if (rule == PublishPolicy::kAuto && foreign.count(ascii_lower(d.pci_bus_id)) != 0) continue;
     out.insert(d.name);
   }
   return out;

@@ -13,14 +13,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace nodetopo::test {
 
@@ -29,26 +25,6 @@ namespace {
 constexpr const char* kName = "dev.nodetopo.Topology1";
 constexpr const char* kPath = "/dev/nodetopo/Topology1";
 constexpr const char* kInterface = "dev.nodetopo.Topology1";
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (std::string& s : strings)
-    out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e)
-    env.emplace_back(*e);
-  for (const std::string& add : extra) {
-    const std::string name = add.substr(0, add.find('=') + 1);
-    std::erase_if(env, [&](const std::string& s) { return s.starts_with(name); });
-    env.push_back(add);
-  }
-  return env;
-}
 
 }  // namespace
 
@@ -74,52 +50,6 @@ unsigned free_port() {
   }
   ::close(fd);
   return ntohs(addr.sin_port);
-}
-
-// --- Child ---------------------------------------------------------------------------------
-
-Child::Child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-             const std::filesystem::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> args = argv;
-  std::vector<std::string> envs = environment_with(env);
-  auto argp = pointers(args);
-  auto envp = pointers(envs);
-  const int rc = ::posix_spawnp(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv.front() + ": " + std::strerror(rc));
-}
-
-Child::~Child() {
-  if (reaped_ || pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-}
-
-void Child::signal(int sig) const {
-  ::kill(pid_, sig);
-}
-
-std::optional<int> Child::wait(std::chrono::milliseconds timeout) {
-  std::optional<int> result;
-  eventually(
-      [&] {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-          reaped_ = true;
-          result = status;
-          return true;
-        }
-        return false;
-      },
-      timeout);
-  return result;
 }
 
 // --- PrivateBus ----------------------------------------------------------------------------

@@ -19,27 +19,13 @@
 #include <sdbus-c++/sdbus-c++.h>
 #include <sys/types.h>
 
+#include "spawn/spawn.hpp"
 #include "test_support.hpp"
 
 namespace nodetopo::test {
 
 /// A child process with stdout+stderr in a log file; SIGKILLed if still running at destruction.
-class Child {
- public:
-  Child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-        const std::filesystem::path& log);
-  ~Child();
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  void signal(int sig) const;
-  /// Waits up to `timeout` for the exit; the exit status (as from waitpid), nullopt on timeout.
-  std::optional<int> wait(std::chrono::milliseconds timeout);
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
+using Child = spawn::Process;
 
 /// A private session bus: dbus-daemon --session started and stopped by the test.
 class PrivateBus {

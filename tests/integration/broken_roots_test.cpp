@@ -13,6 +13,7 @@
 #include <nodetopo/probes/discovery.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 
+#include "captures.hpp"
 #include "discover.hpp"
 #include "path_walks.hpp"
 #include "test_support.hpp"
@@ -34,7 +35,7 @@ class BrokenRoot : public ::testing::Test {
   // file system allows (seven times faster than copying thousands of sysfs files), so damage
   // must replace a file (overwrite(), relink()), never write into it.
   fs::path copy_capture(const std::string& name) {
-    const fs::path src = test::captures_dir() / "hwloc" / name;
+    const fs::path src = test::capture_root(name);
     if (!fs::is_directory(src)) {
       ADD_FAILURE() << src << " is missing: run through ctest (the captures fixture unpacks it)";
       return {};

@@ -3,11 +3,14 @@
 // holds `topo --version` and the dump; links stay links; a bad output path is named.
 #include <cctype>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "captures.hpp"
 #include "test_support.hpp"
 
 namespace nodetopo::agent {
@@ -71,23 +74,57 @@ TEST_P(CaptureMock, ReplaysToTheSameDump) {
 INSTANTIATE_TEST_SUITE_P(Profiles, CaptureMock, ::testing::Values("dgx-h100", "mi300x", "hgx-a100"),
                          [](const auto& p) { return test_name(p.param); });
 
-// Real machines (hwloc's captures from shared/, unpacked here): the CPU and NUMA files that
-// hwloc reads on its own are in the capture too, or the replay would differ.
+// Real machines (the cases of tests/captures/cases.txt noted `replay`, unpacked here): the CPU
+// and NUMA files that hwloc reads on its own are in the capture too, or the replay would differ.
 class CaptureReal : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CaptureReal, ReplaysToTheSameDump) {
-  const fs::path tarball = test::shared_dir() / "fixtures/hwloc/linux" / (GetParam() + ".tar.bz2");
+  const fs::path tarball = test::capture_tarball(test::capture_case(GetParam()));
   const test::TempDir dir;
-  const auto untar = test::run_command({"tar", "xjf", tarball.string(), "-C", dir.path().string()});
+  const auto untar = test::run_command({"tar", "xf", tarball.string(), "-C", dir.path().string()});
   ASSERT_EQ(untar.exit_code, 0) << tarball << ": " << untar.err;
   const fs::path root = dir.path() / GetParam();
   ASSERT_TRUE(fs::is_directory(root)) << root;
   expect_replays({"--root", root.string()}, dir.path(), "replay");
 }
 
-INSTANTIATE_TEST_SUITE_P(Machines, CaptureReal,
-                         ::testing::Values("nvidiagpunumanodes", "2pa-pcidomain32bits"),
+std::vector<std::string> replayed_machines() {
+  std::vector<std::string> names;
+  for (const test::CaptureCase& c : test::capture_cases()) {
+    if (c.has("replay")) names.push_back(c.name);
+  }
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Machines, CaptureReal, ::testing::ValuesIn(replayed_machines()),
                          [](const auto& p) { return test_name(p.param); });
+
+// The case file is data a contributor edits by hand: a bad line must stop the suite with the
+// line named, never drop a machine or an oracle exception silently.
+TEST(CaptureCases, MalformedLinesNameTheLine) {
+  const test::TempDir dir;
+  const fs::path file = dir.path() / "cases.txt";
+  test::write_file(file,
+                   "# comment\n\n  a  a.tar.gz  replay lspci-fails\n"
+                   "b shared:hwloc/linux/b.tar.bz2 lstopo-skips-bridge=0000:00:11.0\n");
+  const auto cases = test::read_capture_cases(file);
+  ASSERT_EQ(cases.size(), 2U);
+  EXPECT_TRUE(cases[0].has("replay"));
+  EXPECT_TRUE(cases[0].has("lspci-fails"));
+  EXPECT_EQ(cases[1].values("lstopo-skips-bridge"), std::vector<std::string>{"0000:00:11.0"});
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"a a.tar.gz\nonly-a-name\n", ":2: no tarball after only-a-name"},
+           {"a a.tar.gz lspci-fail\n", ":1: unknown note 'lspci-fail'"},
+           {"a a.tar.gz\na b.tar.gz\n", ":2: a is listed twice"}}) {
+    test::write_file(file, text);
+    try {
+      (void)test::read_capture_cases(file);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), file.string() + message);
+    }
+  }
+}
 
 TEST(Capture, KeepsLinksAsLinksAndOnlyWhatWasRead) {
   const test::TempDir dir;

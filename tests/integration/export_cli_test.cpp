@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "captures.hpp"
 #include "test_support.hpp"
 
 namespace nodetopo {
@@ -19,7 +20,7 @@ std::string topo() {
   return (test::build_dir() / "topo").string();
 }
 std::string capture(const std::string& name) {
-  return (test::captures_dir() / "hwloc" / name).string();
+  return test::capture_root(name).string();
 }
 
 // Runs topo with a clean NODE_NAME so that the environment of the test runner cannot leak in.
@@ -105,7 +106,7 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& p) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Captures, ExportCapture, ::testing::ValuesIn(test::hwloc_capture_names()),
+INSTANTIATE_TEST_SUITE_P(Captures, ExportCapture, ::testing::ValuesIn(test::capture_names()),
                          param_name);
 INSTANTIATE_TEST_SUITE_P(MockProfiles, ExportCapture,
                          ::testing::Values("mock:cpu-only", "mock:dgx-h100", "mock:gaudi3",

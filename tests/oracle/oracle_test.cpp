@@ -4,7 +4,8 @@
 //   PCI functions and each one's parent bridge          == lstopo's XML nesting (--whole-io)
 //                                                       == lspci -tv's tree
 // plus a golden JSON per capture. Where a tool is known to disagree on a capture, the
-// disagreement itself is asserted (see kKnownDisagreements), never skipped.
+// disagreement itself is asserted (the notes of tests/captures/cases.txt), never skipped.
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -16,11 +17,13 @@
 
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/exporters/json_model.hpp>
+#include <nodetopo/mock/sysfs_image.hpp>
 #include <nodetopo/probes/discovery.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/relations.hpp>
 
+#include "captures.hpp"
 #include "discover.hpp"
 #include "oracle_tools.hpp"
 #include "test_support.hpp"
@@ -48,27 +51,15 @@ struct KnownDisagreement {
   std::set<std::string> hwloc_drops_invalid_bridges;
 };
 
-const std::map<std::string, KnownDisagreement>& known_disagreements() {
-  static const std::map<std::string, KnownDisagreement> table{
-      {"2pa-pcidomain32bits",
-       {.hwloc_drops_32bit_domains = true,
-        .lspci_fails = false,
-        .hwloc_drops_invalid_bridges = {}}},
-      {"32em64t-2n8c+1mic",
-       {.hwloc_drops_32bit_domains = false,
-        .lspci_fails = false,
-        .hwloc_drops_invalid_bridges = {"0000:00:11.0"}}},
-      {"nvidiagpunumanodes",
-       {.hwloc_drops_32bit_domains = false,
-        .lspci_fails = true,
-        .hwloc_drops_invalid_bridges = {}}},
-  };
-  return table;
-}
-
+// The notes of the machine's line in tests/captures/cases.txt.
 KnownDisagreement disagreement_for(const std::string& capture) {
-  auto it = known_disagreements().find(capture);
-  return it == known_disagreements().end() ? KnownDisagreement{} : it->second;
+  const test::CaptureCase& c = test::capture_case(capture);
+  KnownDisagreement known;
+  known.hwloc_drops_32bit_domains = c.has("lstopo-ignores-32bit-domains");
+  known.lspci_fails = c.has("lspci-fails");
+  for (const std::string& bdf : c.values("lstopo-skips-bridge"))
+    known.hwloc_drops_invalid_bridges.insert(bdf);
+  return known;
 }
 
 bool has_32bit_domain(const std::string& bdf) {
@@ -139,7 +130,7 @@ class CaptureOracle : public ::testing::TestWithParam<std::string> {
   static void SetUpTestSuite() { configure_logging(spdlog::level::off, LogFormat::kText); }
 
   void SetUp() override {
-    root_ = (test::captures_dir() / "hwloc" / GetParam()).string();
+    root_ = test::capture_root(GetParam()).string();
     ASSERT_TRUE(fs::is_directory(root_))
         << root_ << " is missing: run through ctest (the captures fixture unpacks it)";
     known_ = disagreement_for(GetParam());
@@ -164,8 +155,9 @@ class CaptureOracle : public ::testing::TestWithParam<std::string> {
       EXPECT_NE(hwloc.stderr_text.find("non-16bit domain"), std::string::npos)
           << "lstopo no longer warns about 32-bit domains: " << hwloc.stderr_text;
     } else {
-      EXPECT_TRUE(wide.empty()) << what << ": functions in 32-bit domains; hwloc 2.9 cannot see "
-                                << "them: add the capture to kKnownDisagreements";
+      EXPECT_TRUE(wide.empty())
+          << what << ": functions in 32-bit domains; hwloc 2.9 cannot see "
+          << "them: note lstopo-ignores-32bit-domains in tests/captures/cases.txt";
     }
     for (const std::string& bdf : known_.hwloc_drops_invalid_bridges) {
       EXPECT_EQ(ours.erase(bdf), 1U) << what << " lacks " << bdf;
@@ -459,22 +451,18 @@ TEST_P(CaptureOracle, GoldenJson) {
 // top-level bus; hwloc 2.9 cannot see 32-bit domains at all.
 
 // Writes one function: its directory under sys/devices, the bus/pci/devices link, and the files
-// lspci and nodetopo read, with a 64-byte config header.
+// lspci and nodetopo read, with a 64-byte config header (the mock's tree writer, as every
+// hand-made host of the tests).
 void write_function(const fs::path& root, const std::string& dir, const std::string& bdf,
                     unsigned vendor, unsigned device, unsigned class_code,
                     std::optional<std::pair<unsigned, unsigned>> bridge_buses = std::nullopt) {
-  const fs::path d = root / dir;
-  const auto hex = [](unsigned v, int digits) {
-    std::string s(static_cast<std::size_t>(digits), '0');
-    for (int i = digits - 1; i >= 0; --i, v >>= 4)
-      s[static_cast<std::size_t>(i)] = "0123456789abcdef"[v & 0xf];
-    return "0x" + s + "\n";
-  };
-  test::write_file(d / "vendor", hex(vendor, 4));
-  test::write_file(d / "device", hex(device, 4));
-  test::write_file(d / "class", hex(class_code, 6));
-  test::write_file(d / "numa_node", "-1\n");
-  test::write_file(d / "local_cpulist", "0-1\n");
+  mock::HostImage image;
+  mock::ImageWriter w(image);
+  w.attr(dir + "/vendor", mock::hex_id(vendor, 4));
+  w.attr(dir + "/device", mock::hex_id(device, 4));
+  w.attr(dir + "/class", mock::hex_id(class_code, 6));
+  w.attr(dir + "/numa_node", "-1");
+  w.attr(dir + "/local_cpulist", "0-1");
   std::string config(64, '\0');
   config[0] = static_cast<char>(vendor & 0xff);
   config[1] = static_cast<char>(vendor >> 8);
@@ -489,10 +477,11 @@ void write_function(const fs::path& root, const std::string& dir, const std::str
     config[0x19] = static_cast<char>(bridge_buses->first);
     config[0x1a] = static_cast<char>(bridge_buses->second);
   }
-  test::write_file(d / "config", config);
-  std::string up = "../../..";
-  test::make_symlink(up + "/" + dir.substr(std::string("sys/").size()),
-                     root / "sys/bus/pci/devices" / bdf);
+  w.file(dir + "/config", config);
+  w.link("sys/bus/pci/devices/" + bdf, dir);
+  if (auto written = mock::write_image(image, root); !written) {
+    ADD_FAILURE() << written.error().describe();
+  }
 }
 
 TEST(SyntheticVmd, NestedRootBusMatchesLspci) {
@@ -542,15 +531,22 @@ TEST(SyntheticVmd, NestedRootBusMatchesLspci) {
             vmd + "/pci10000:00/10000:00:02.0/10000:01:00.0");
 }
 
-INSTANTIATE_TEST_SUITE_P(Hwloc, CaptureOracle, ::testing::ValuesIn(test::hwloc_capture_names()),
+INSTANTIATE_TEST_SUITE_P(Hwloc, CaptureOracle, ::testing::ValuesIn(test::capture_names()),
                          capture_param_name);
 
-TEST(CaptureOracleTable, NamesRealCaptures) {
-  const std::vector<std::string> names = test::hwloc_capture_names();
+// Every hwloc capture in shared/ has its line in cases.txt, so that a machine dropped in there
+// is tested rather than silently ignored, and every line's tarball exists.
+TEST(CaptureCases, ListEveryCaptureAndNameRealTarballs) {
+  const std::vector<std::string> names = test::capture_names();
   EXPECT_GE(names.size(), 5U);
-  for (const auto& [name, known] : known_disagreements()) {
+  for (const std::string& name : test::hwloc_capture_names()) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end())
-        << "kKnownDisagreements names a capture that does not exist: " << name;
+        << name << ".tar.bz2 has no line in tests/captures/cases.txt";
+  }
+  for (const test::CaptureCase& c : test::capture_cases()) {
+    EXPECT_TRUE(fs::is_regular_file(test::capture_tarball(c))) << c.name << ": " << c.tarball;
+    EXPECT_TRUE(fs::is_directory(test::capture_root(c.name)))
+        << c.name << ": " << c.tarball << " does not unpack to a directory " << c.name;
   }
 }
 

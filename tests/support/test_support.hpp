@@ -9,7 +9,7 @@ namespace nodetopo::test {
 
 /// The steering repository's shared/ directory (fixtures, k8s-openapi).
 std::filesystem::path shared_dir();
-/// Directory of captures unpacked by the `captures` ctest fixture: hwloc/<name>, kfd/<name>.
+/// Captures unpacked by the `captures` fixture: machines/<name> (captures.hpp), kfd/<name>.
 std::filesystem::path captures_dir();
 /// Names of the real hwloc sysfs captures (tarball names without .tar.bz2), sorted.
 std::vector<std::string> hwloc_capture_names();

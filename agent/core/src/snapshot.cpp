@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include <nodetopo/base/sha256.hpp>
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
@@ -13,13 +14,6 @@
 namespace nodetopo::core {
 
 namespace {
-
-std::string trim(std::string s) {
-  const auto not_space = [](unsigned char c) { return std::isspace(c) == 0; };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
 
 // The node name as the kubelet derives it when not told otherwise: --node, then NODE_NAME (the
 // DaemonSet sets it from the downward API), then the host's hostname, lower-cased.
@@ -34,9 +28,7 @@ void resolve_node_name(const std::string& flag, const probes::SysRoot& root, Nod
   if (name.empty()) {
     for (const char* file : {"proc/sys/kernel/hostname", "etc/hostname"}) {
       if (auto text = root.read_file(file, 4096)) {
-        name = trim(text.value());
-        std::transform(name.begin(), name.end(), name.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        name = ascii_lower(trim(text.value()));
         if (!name.empty()) break;
       }
     }

@@ -3,6 +3,7 @@
 #include <limits>
 #include <vector>
 
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 
 namespace nodetopo::exporters::k8s {
@@ -209,18 +210,6 @@ bool semver_ident_chars(std::string_view s) {
     if (!is_alnum(c) && c != '-') return false;
   }
   return true;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t pos = s.find(sep, start);
-    parts.push_back(s.substr(start, pos == std::string_view::npos ? pos : pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return parts;
 }
 
 }  // namespace

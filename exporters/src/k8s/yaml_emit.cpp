@@ -3,6 +3,7 @@
 #include <cctype>
 #include <string_view>
 
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/exporters/yaml_emit.hpp>
 
 namespace nodetopo::exporters {
@@ -27,9 +28,7 @@ bool plain_safe(std::string_view s) {
   // YAML 1.1 booleans and nulls read by older parsers.
   static constexpr std::array<std::string_view, 11> kReserved = {
       "true", "false", "yes", "no", "on", "off", "y", "n", "null", "nan", "inf"};
-  std::string lower(s);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii_lower(s);
   return std::find(kReserved.begin(), kReserved.end(), lower) == kReserved.end();
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/fit/semver.hpp>
 
 namespace nodetopo::fit {
@@ -22,18 +23,6 @@ bool identifier_chars(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
   });
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string_view::npos ? at : at - start));
-    if (at == std::string_view::npos) break;
-    start = at + 1;
-  }
-  return out;
 }
 
 std::optional<std::uint64_t> number(std::string_view s, bool strict) {

@@ -5,6 +5,7 @@
 #include <exception>
 #include <string>
 
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/mock/profile.hpp>
 
 #include "plan/plan.hpp"
@@ -51,12 +52,6 @@ namespace {
 
 bool absent(const YAML::Node& n) {
   return !n.IsDefined() || n.IsNull();
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 std::string index_path(const std::string& path, std::size_t i) {
@@ -517,7 +512,7 @@ class ProfileParser {
     port.netdev = detail::read_string(r_, f.take("netdev"), f.path("netdev")).value_or("");
     port.rdma = detail::read_string(r_, f.take("rdma"), f.path("rdma")).value_or("");
     if (auto v = detail::read_string(r_, f.take("link_layer"), f.path("link_layer"))) {
-      const std::string l = lower(*v);
+      const std::string l = ascii_lower(*v);
       if (l == "ethernet") {
         port.link_layer = "Ethernet";
       } else if (l == "infiniband") {

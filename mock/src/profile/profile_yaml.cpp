@@ -1,29 +1,14 @@
 #include "profile/profile_yaml.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
 
 #include <nodetopo/base/str_cat.hpp>
+#include <nodetopo/base/strings.hpp>
 
 namespace nodetopo::mock::detail {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
-    s.remove_suffix(1);
-  return s;
-}
 
 // The widths a PCIe link can train to (PCIe base spec, Link Capabilities "Maximum Link Width").
 constexpr std::uint32_t kWidths[] = {1, 2, 4, 8, 12, 16, 32};
@@ -35,7 +20,7 @@ bool valid_width(std::uint64_t w) {
 }  // namespace
 
 std::optional<std::uint32_t> parse_pcie_speed(std::string_view text) {
-  std::string t = lower(trim(text));
+  std::string t = ascii_lower(trim(text));
   if (t.starts_with("gen")) {
     auto gen = parse_number(std::string_view(t).substr(3));
     static constexpr std::uint32_t kByGen[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
@@ -84,7 +69,7 @@ std::optional<PcieLink> read_link(Reader& r, const YAML::Node& n, const std::str
   auto text = yaml::read_scalar(r, n, path, "a PCIe link");
   if (!text) return std::nullopt;
   // Split into words; the width word starts with 'x'.
-  std::string t = lower(*text);
+  std::string t = ascii_lower(*text);
   std::vector<std::string> words;
   std::size_t pos = 0;
   while (pos < t.size()) {

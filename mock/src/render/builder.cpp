@@ -76,87 +76,6 @@ Result<void> check_previous_host(const fs::path& dir) {
   return {};
 }
 
-Result<void> write_all(int fd, const std::string& data, const fs::path& path) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return io_error("cannot write", path, errno);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return {};
-}
-
-// Opens directories of the image relative to the root and keeps the last one open: files are
-// created with openat() on it, which spares the kernel a full path walk per file (the image is
-// sorted, so most files of a directory come in a row).
-class DirCache {
- public:
-  explicit DirCache(const fs::path& root) : root_(root) {}
-  DirCache(const DirCache&) = delete;
-  DirCache& operator=(const DirCache&) = delete;
-  ~DirCache() { close_current(); }
-
-  // The fd of `dir` (root-relative), or -1 with errno set.
-  int get(const std::string& dir) {
-    if (fd_ >= 0 && dir == dir_) return fd_;
-    close_current();
-    const fs::path path = root_ / dir;
-    fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    dir_ = dir;
-    return fd_;
-  }
-
- private:
-  void close_current() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
-  fs::path root_;
-  std::string dir_;
-  int fd_ = -1;
-};
-
-std::pair<std::string, std::string> split(const std::string& rel) {
-  const std::size_t slash = rel.rfind('/');
-  if (slash == std::string::npos) return {".", rel};
-  return {rel.substr(0, slash), rel.substr(slash + 1)};
-}
-
-// Writes an image below an existing, empty directory.
-Result<void> write_image(const HostImage& image, const fs::path& root) {
-  for (const std::string& dir : image.dirs) {
-    const fs::path path = root / dir;
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-      return io_error("cannot create directory", path, errno);
-    }
-  }
-  DirCache dirs(root);
-  for (const auto& [rel, content] : image.files) {
-    const auto [dir, name] = split(rel);
-    const fs::path path = root / rel;
-    const int dfd = dirs.get(dir);
-    if (dfd < 0) return io_error("cannot open directory", root / dir, errno);
-    const int fd = ::openat(dfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return io_error("cannot create file", path, errno);
-    auto written = write_all(fd, content, path);
-    if (::close(fd) != 0 && written) written = io_error("cannot write", path, errno);
-    if (!written) return written.error();
-  }
-  for (const auto& [rel, target] : image.symlinks) {
-    const auto [dir, name] = split(rel);
-    const int dfd = dirs.get(dir);
-    if (dfd < 0) return io_error("cannot open directory", root / dir, errno);
-    if (::symlinkat(target.c_str(), dfd, name.c_str()) != 0) {
-      return io_error("cannot create symlink", root / rel, errno);
-    }
-  }
-  return {};
-}
-
 bool directory_empty(const fs::path& dir) {
   std::error_code ec;
   return fs::directory_iterator(dir, ec) == fs::directory_iterator();
@@ -188,7 +107,7 @@ Result<HostImage> render_host(const Profile& profile, BuildSummary* summary) {
   auto plan = detail::make_plan(profile);
   if (!plan) return plan.error();
   HostImage image;
-  detail::ImageWriter out(image);
+  ImageWriter out(image);
   detail::write_system(*plan, out);
   detail::write_pci(*plan, out);
   detail::write_network(*plan, out);

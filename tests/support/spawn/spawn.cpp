@@ -2,7 +2,10 @@
 
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <cstring>
+#include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -119,6 +122,49 @@ ChildResult run(const std::vector<std::string>& argv, const ChildOptions& option
   result.max_rss_kib = usage.ru_maxrss;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+Process::Process(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                 const std::filesystem::path& log) {
+  if (argv.empty()) throw std::runtime_error("nothing to run");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<std::string> args = argv;
+  std::vector<std::string> envs = child_environment(env);
+  std::vector<char*> argp = pointers(args);
+  std::vector<char*> envp = pointers(envs);
+  const int rc = ::posix_spawnp(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv.front() + ": " + std::strerror(rc));
+}
+
+Process::~Process() {
+  if (reaped_ || pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+}
+
+void Process::signal(int sig) const {
+  ::kill(pid_, sig);
+}
+
+std::optional<int> Process::wait(std::chrono::milliseconds timeout) {
+  // Polled rather than blocking: the caller's timeout must hold even when the child hangs.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      return status;
+    }
+    if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace nodetopo::spawn

@@ -1,10 +1,16 @@
-// Running a program as a child process, for the tests (capturing what `topo` prints) and for the
-// benchmark driver (timing `topo`, lstopo and lspci): one implementation of posix_spawn, pipes,
-// environment overrides and wait4, so that both measure and see the same thing.
+// Running a program as a child process, for the tests (capturing what `topo` prints, keeping
+// `topo agent`, dbus-daemon and prometheus running beside a test) and for the benchmark driver
+// (timing `topo`, lstopo and lspci): one implementation of posix_spawn, environment overrides
+// and reaping, so that every caller measures and sees the same thing.
 #pragma once
 
+#include <chrono>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 namespace nodetopo::spawn {
 
@@ -34,5 +40,30 @@ struct ChildResult {
 /// Runs argv (argv[0] looked up in PATH, no shell) and waits for it, reading captured streams as
 /// they come so that a child writing a lot never blocks.
 ChildResult run(const std::vector<std::string>& argv, const ChildOptions& options = {});
+
+/// A child left running beside the caller (a daemon under test, a private dbus-daemon), with
+/// stdout and stderr appended to a log file the test prints when it fails, stdin /dev/null.
+/// Killed (SIGKILL) and reaped when the object dies unless wait() saw it exit, so a failing test
+/// leaves no process behind.
+class Process {
+ public:
+  /// Starts argv (argv[0] looked up in PATH) with `env` ("NAME=value") over this process's
+  /// environment. Throws std::runtime_error naming the program when it cannot start.
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+          const std::filesystem::path& log);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  /// Sends `sig` to the child.
+  void signal(int sig) const;
+  /// Waits up to `timeout` for the exit; the exit status (as from waitpid), nullopt on timeout.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
 
 }  // namespace nodetopo::spawn

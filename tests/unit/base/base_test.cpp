@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include <nodetopo/base/json_escape.hpp>
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/base/sha256.hpp>
+#include <nodetopo/base/strings.hpp>
 #include <nodetopo/base/yaml_reader.hpp>
 
 #include "test_support.hpp"
@@ -189,6 +192,27 @@ TEST(WriteFileAtomic, TargetThatIsADirectoryFailsAndCleansUp) {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path()))
     ++entries;
   EXPECT_EQ(entries, 1U) << "the temporary file is removed on failure";
+}
+
+TEST(Strings, AsciiLowerLeavesOtherBytesAlone) {
+  EXPECT_EQ(ascii_lower("Node-1.EXAMPLE"), "node-1.example");
+  EXPECT_EQ(ascii_lower("GiB \xc3\x84"), "gib \xc3\x84");  // UTF-8 "Ä" is not ASCII
+  EXPECT_EQ(ascii_lower(""), "");
+}
+
+TEST(Strings, TrimRemovesEveryAsciiSpaceAtBothEnds) {
+  EXPECT_EQ(trim(" \t\v\f\r\nhost a\n\n"), "host a");
+  EXPECT_EQ(trim("   "), "");
+  EXPECT_EQ(trim("x"), "x");
+  const std::string text = "  kept  ";
+  const std::string_view view = trim(text);
+  EXPECT_EQ(view.data(), text.data() + 2) << "a view into the argument, not a copy";
+}
+
+TEST(Strings, SplitKeepsEmptyParts) {
+  EXPECT_EQ(split("1.2.3", '.'), (std::vector<std::string_view>{"1", "2", "3"}));
+  EXPECT_EQ(split("a..b.", '.'), (std::vector<std::string_view>{"a", "", "b", ""}));
+  EXPECT_EQ(split("", '.'), (std::vector<std::string_view>{""}));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <nodetopo/mock/builder.hpp>
 #include <nodetopo/mock/profiles.hpp>
 
+#include "captures.hpp"
 #include "mock_fixture.hpp"
 #include "test_support.hpp"
 
@@ -114,7 +115,7 @@ TEST(Builder, CpuFilesFollowTheKernelFormats) {
 
 TEST(Builder, CpumaskMatchesTheRealCaptureForm) {
   // The real capture 32intel64-2p8co2t+8ve has 112 possible CPUs and prints a 16-bit top word.
-  const fs::path capture = captures_dir() / "hwloc/32intel64-2p8co2t+8ve";
+  const fs::path capture = capture_root("32intel64-2p8co2t+8ve");
   ASSERT_TRUE(fs::exists(capture)) << "captures not unpacked";
   EXPECT_EQ(attr(capture, "sys/devices/system/node/node0/cpumap"),
             "0000,00000000,00000000,00ff00ff");

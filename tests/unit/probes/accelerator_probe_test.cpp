@@ -5,6 +5,7 @@
 
 #include <nodetopo/probes/accelerator_probe.hpp>
 
+#include "captures.hpp"
 #include "devices_fake_host.hpp"
 #include "discover.hpp"
 
@@ -145,7 +146,7 @@ TEST(AcceleratorProbe, GfxTargetNames) {
 // The POWER9 capture's GPU directories hold only `class` and `local_cpus`: no vendor, device or
 // driver. Without a vendor no accelerator is claimed; the PCI functions stay (vendor 0000).
 TEST(AcceleratorCaptures, GpusWithoutVendorFilesAreNotClassified) {
-  auto root = probes::SysRoot::open(captures_dir() / "hwloc/nvidiagpunumanodes",
+  auto root = probes::SysRoot::open(capture_root("nvidiagpunumanodes"),
                                     probes::SysRoot::Liveness::kCapture);
   ASSERT_TRUE(root);
   const auto d = ::nodetopo::test::discover(root.value());

@@ -1,8 +1,7 @@
 #include "devices_fake_host.hpp"
 
-#include <array>
-#include <cstdio>
 #include <stdexcept>
+#include <system_error>
 
 #include <gtest/gtest.h>
 
@@ -13,45 +12,40 @@
 #include <nodetopo/probes/rdma_probe.hpp>
 
 #include "discover.hpp"
+#include "fake_tree.hpp"
 
 namespace nodetopo::test {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string hex(std::uint32_t value, int digits) {
-  std::array<char, 16> buf{};
-  std::snprintf(buf.data(), buf.size(), "0x%0*x", digits, value);
-  return buf.data();
-}
-
-// "../" for each directory above `rel`'s parent, so that a relative link reaches the root.
-std::string up_to_root(const std::string& rel) {
-  std::string out;
-  for (char c : rel) {
-    if (c == '/') out += "../";
-  }
-  return out;
-}
-
-}  // namespace
-
 FakeHost::FakeHost() {
-  fs::create_directories(root() / "sys");
-  fs::create_directories(root() / "proc");
+  mock::HostImage image;
+  mock::ImageWriter w(image);
+  w.dir("sys");
+  w.dir("proc");
+  write_tree(root(), image);
 }
 
 void FakeHost::write(const std::string& rel, const std::string& content) const {
-  write_file(root() / rel, content);
+  // A test rewrites files (a KFD node's properties) to break them: the old entry is removed,
+  // never written through, so a hard-linked capture file stays as it was.
+  std::error_code ec;
+  fs::remove(root() / rel, ec);
+  mock::HostImage image;
+  mock::ImageWriter(image).file(rel, content);
+  write_tree(root(), image);
 }
 
 void FakeHost::link(const std::string& rel, const std::string& target_rel) const {
-  make_symlink(up_to_root(rel) + target_rel, root() / rel);
+  mock::HostImage image;
+  mock::ImageWriter(image).link(rel, target_rel);
+  write_tree(root(), image);
 }
 
 void FakeHost::raw_link(const std::string& rel, const std::string& target) const {
-  make_symlink(target, root() / rel);
+  mock::HostImage image;
+  mock::ImageWriter(image).raw_link(rel, target);
+  write_tree(root(), image);
 }
 
 std::string FakeHost::add_pci(const Pci& pci, const std::string& parent_dir) const {
@@ -60,12 +54,14 @@ std::string FakeHost::add_pci(const Pci& pci, const std::string& parent_dir) con
   const std::string root_bus = "pci" + pci.bdf.substr(0, colon);
   const std::string parent = parent_dir.empty() ? "sys/devices/" + root_bus : parent_dir;
   const std::string dir = parent + "/" + pci.bdf;
-  write(dir + "/vendor", hex(pci.vendor, 4) + "\n");
-  write(dir + "/device", hex(pci.device, 4) + "\n");
-  write(dir + "/class", hex(pci.class_code, 6) + "\n");
-  write(dir + "/subsystem_vendor", hex(pci.vendor, 4) + "\n");
-  write(dir + "/subsystem_device", "0x0000\n");
-  write(dir + "/revision", "0x00\n");
+  mock::HostImage image;
+  mock::ImageWriter w(image);
+  w.attr(dir + "/vendor", mock::hex_id(pci.vendor, 4));
+  w.attr(dir + "/device", mock::hex_id(pci.device, 4));
+  w.attr(dir + "/class", mock::hex_id(pci.class_code, 6));
+  w.attr(dir + "/subsystem_vendor", mock::hex_id(pci.vendor, 4));
+  w.attr(dir + "/subsystem_device", "0x0000");
+  w.attr(dir + "/revision", "0x00");
   // Standard header: ids, class, header type 0, no capabilities.
   std::string config(64, '\0');
   config[0] = static_cast<char>(pci.vendor & 0xff);
@@ -77,9 +73,10 @@ std::string FakeHost::add_pci(const Pci& pci, const std::string& parent_dir) con
   config[11] = static_cast<char>((pci.class_code >> 16) & 0xff);
   config[44] = config[0];
   config[45] = config[1];
-  write(dir + "/config", config);
-  if (!pci.driver.empty()) link(dir + "/driver", "sys/bus/pci/drivers/" + pci.driver);
-  link("sys/bus/pci/devices/" + pci.bdf, dir);
+  w.file(dir + "/config", config);
+  if (!pci.driver.empty()) w.link(dir + "/driver", "sys/bus/pci/drivers/" + pci.driver);
+  w.link("sys/bus/pci/devices/" + pci.bdf, dir);
+  write_tree(root(), image);
   return dir;
 }
 
@@ -87,11 +84,14 @@ std::string FakeHost::add_net(const std::string& name, const std::string& device
                               const std::map<std::string, std::string>& attrs) const {
   const std::string dir =
       device_dir.empty() ? "sys/devices/virtual/net/" + name : device_dir + "/net/" + name;
-  fs::create_directories(root() / dir);
+  mock::HostImage image;
+  mock::ImageWriter w(image);
+  w.dir(dir);
   for (const auto& [attr, value] : attrs)
-    write(dir + "/" + attr, value + "\n");
-  if (!device_dir.empty()) link(dir + "/device", device_dir);
-  link("sys/class/net/" + name, dir);
+    w.attr(dir + "/" + attr, value);
+  if (!device_dir.empty()) w.link(dir + "/device", device_dir);
+  w.link("sys/class/net/" + name, dir);
+  write_tree(root(), image);
   return dir;
 }
 
@@ -100,22 +100,27 @@ std::string FakeHost::add_rdma(
     const std::map<int, std::map<std::string, std::string>>& ports) const {
   const std::string dir = device_dir.empty() ? "sys/devices/virtual/infiniband/" + name
                                              : device_dir + "/infiniband/" + name;
-  fs::create_directories(root() / dir);
-  if (!node_guid.empty()) write(dir + "/node_guid", node_guid + "\n");
+  mock::HostImage image;
+  mock::ImageWriter w(image);
+  w.dir(dir);
+  if (!node_guid.empty()) w.attr(dir + "/node_guid", node_guid);
   for (const auto& [number, files] : ports) {
     const std::string port_dir = dir + "/ports/" + std::to_string(number);
-    fs::create_directories(root() / port_dir);
+    w.dir(port_dir);
     for (const auto& [file, value] : files)
-      write(port_dir + "/" + file, value + "\n");
+      w.attr(port_dir + "/" + file, value);
   }
-  if (!device_dir.empty()) link(dir + "/device", device_dir);
-  link("sys/class/infiniband/" + name, dir);
+  if (!device_dir.empty()) w.link(dir + "/device", device_dir);
+  w.link("sys/class/infiniband/" + name, dir);
+  write_tree(root(), image);
   return dir;
 }
 
 void FakeHost::copy_kfd_nodes(const fs::path& nodes_dir) const {
+  mock::HostImage image;
+  mock::ImageWriter(image).dir("sys/class/kfd/kfd/topology");
+  write_tree(root(), image);
   const fs::path target = root() / "sys/class/kfd/kfd/topology/nodes";
-  fs::create_directories(target.parent_path());
   // Hard links spare copying the data of thousands of small files (the MI300X capture has 4000);
   // across file systems they fail, and a plain copy does.
   std::error_code ec;

@@ -7,6 +7,7 @@
 
 #include <nodetopo/probes/net_probe.hpp>
 
+#include "captures.hpp"
 #include "devices_fake_host.hpp"
 #include "discover.hpp"
 
@@ -247,8 +248,7 @@ void PrintTo(const Placed& p, std::ostream* os) {
 }
 
 probes::Discovery discover_capture(const std::string& name) {
-  auto root =
-      probes::SysRoot::open(captures_dir() / "hwloc" / name, probes::SysRoot::Liveness::kCapture);
+  auto root = probes::SysRoot::open(capture_root(name), probes::SysRoot::Liveness::kCapture);
   if (!root) throw std::runtime_error(root.error().describe());
   return ::nodetopo::test::discover(root.value());
 }
@@ -341,9 +341,9 @@ TEST(NetCaptures, VirtioNicWithSpeedMinusOne) {
 
 // lstopo lists network and OpenFabrics OS devices under their PCI function: ours must agree.
 std::set<Placed> lstopo_os_devices(const std::string& capture) {
-  const auto result = run_command({"lstopo-no-graphics", "-v", "--whole-io", "--of", "console"},
-                                  {"HWLOC_FSROOT=" + (captures_dir() / "hwloc" / capture).string(),
-                                   "HWLOC_COMPONENTS=linux,stop"});
+  const auto result = run_command(
+      {"lstopo-no-graphics", "-v", "--whole-io", "--of", "console"},
+      {"HWLOC_FSROOT=" + capture_root(capture).string(), "HWLOC_COMPONENTS=linux,stop"});
   if (result.exit_code != 0) throw std::runtime_error("lstopo failed: " + result.err);
   std::set<Placed> out;
   std::vector<std::pair<std::size_t, std::string>> pci_stack;  // indent, busid

@@ -1,8 +1,10 @@
 #include "nvml_fake_host.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <system_error>
+
+#include "fake_tree.hpp"
 
 namespace nodetopo::test {
 
@@ -15,41 +17,34 @@ fs::path mock_nvml_minimal_library() {
   return build_dir() / "mock/nvml/libnvidia-ml-minimal.so.1";
 }
 
-namespace {
-
-std::string hex(unsigned value, int digits) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%0*x", digits, value);
-  return buf;
-}
-
-}  // namespace
-
 FakeHost::FakeHost() {
-  fs::create_directories(root() / "sys/bus/pci/devices");
-  fs::create_directories(root() / "proc");
+  mock::HostImage image;
+  mock::ImageWriter w(image);
+  w.dir("sys/bus/pci/devices");
+  w.dir("proc");
   // One package, one NUMA node, CPUs 0-3: the least hwloc's Linux backend accepts, so that the
   // CPU probe works too when a test runs the whole default probe list.
-  const fs::path cpu = root() / "sys/devices/system/cpu";
+  const std::string cpu = "sys/devices/system/cpu";
   for (unsigned int c = 0; c < 4; ++c) {
-    const fs::path topo = cpu / ("cpu" + std::to_string(c)) / "topology";
-    const std::string self_mask = std::to_string(1U << c) + "\n";
-    write_file(topo / "physical_package_id", "0\n");
-    write_file(topo / "core_id", std::to_string(c) + "\n");
-    write_file(topo / "package_cpus", "f\n");
-    write_file(topo / "package_cpus_list", "0-3\n");
-    write_file(topo / "core_siblings", "f\n");
-    write_file(topo / "core_cpus", self_mask);
-    write_file(topo / "thread_siblings", self_mask);
+    const std::string topo = cpu + "/cpu" + std::to_string(c) + "/topology";
+    const std::string self_mask = std::to_string(1U << c);
+    w.attr(topo + "/physical_package_id", "0");
+    w.attr(topo + "/core_id", std::to_string(c));
+    w.attr(topo + "/package_cpus", "f");
+    w.attr(topo + "/package_cpus_list", "0-3");
+    w.attr(topo + "/core_siblings", "f");
+    w.attr(topo + "/core_cpus", self_mask);
+    w.attr(topo + "/thread_siblings", self_mask);
   }
-  write_file(cpu / "online", "0-3\n");
-  write_file(cpu / "possible", "0-3\n");
-  const fs::path node0 = root() / "sys/devices/system/node/node0";
-  write_file(node0 / "cpumap", "f\n");
-  write_file(node0 / "cpulist", "0-3\n");
-  write_file(node0 / "distance", "10\n");
-  write_file(node0 / "meminfo", "Node 0 MemTotal:       16384000 kB\n");
-  write_file(root() / "sys/devices/system/node/online", "0\n");
+  w.attr(cpu + "/online", "0-3");
+  w.attr(cpu + "/possible", "0-3");
+  const std::string node0 = "sys/devices/system/node/node0";
+  w.attr(node0 + "/cpumap", "f");
+  w.attr(node0 + "/cpulist", "0-3");
+  w.attr(node0 + "/distance", "10");
+  w.attr(node0 + "/meminfo", "Node 0 MemTotal:       16384000 kB");
+  w.attr("sys/devices/system/node/online", "0");
+  write_tree(root(), image);
 }
 
 FakeHost::~FakeHost() {
@@ -60,14 +55,15 @@ void FakeHost::add_pci_function(const std::string& bdf, std::uint16_t vendor, st
                                 std::uint32_t class_code) {
   // "0000:1b:00.0" -> root bus "pci0000:1b".
   const std::string root_bus = "pci" + bdf.substr(0, bdf.rfind(':'));
-  const std::string rel = "devices/" + root_bus + "/" + bdf;
-  const fs::path dir = root() / "sys" / rel;
-  write_file(dir / "vendor", hex(vendor, 4) + "\n");
-  write_file(dir / "device", hex(device, 4) + "\n");
-  write_file(dir / "subsystem_vendor", hex(vendor, 4) + "\n");
-  write_file(dir / "subsystem_device", hex(0x16c1, 4) + "\n");
-  write_file(dir / "class", hex(class_code, 6) + "\n");
-  write_file(dir / "revision", "0xa1\n");
+  const std::string dir = "sys/devices/" + root_bus + "/" + bdf;
+  mock::HostImage image;
+  mock::ImageWriter w(image);
+  w.attr(dir + "/vendor", mock::hex_id(vendor, 4));
+  w.attr(dir + "/device", mock::hex_id(device, 4));
+  w.attr(dir + "/subsystem_vendor", mock::hex_id(vendor, 4));
+  w.attr(dir + "/subsystem_device", mock::hex_id(0x16c1, 4));
+  w.attr(dir + "/class", mock::hex_id(class_code, 6));
+  w.attr(dir + "/revision", "0xa1");
   // Standard type-0 header: ids, revision and class, subsystem ids at 0x2c.
   std::string config(64, '\0');
   auto put16 = [&](std::size_t at, unsigned v) {
@@ -82,8 +78,9 @@ void FakeHost::add_pci_function(const std::string& bdf, std::uint16_t vendor, st
   config[0x0b] = static_cast<char>((class_code >> 16) & 0xff);
   put16(0x2c, vendor);
   put16(0x2e, 0x16c1);
-  write_file(dir / "config", config);
-  make_symlink("../../../" + rel, root() / "sys/bus/pci/devices" / bdf);
+  w.file(dir + "/config", config);
+  w.link("sys/bus/pci/devices/" + bdf, dir);
+  write_tree(root(), image);
 }
 
 void FakeHost::set_fixture(const nlohmann::json& fixture) {
@@ -91,8 +88,13 @@ void FakeHost::set_fixture(const nlohmann::json& fixture) {
 }
 
 void FakeHost::set_fixture_text(const std::string& text) {
+  // A test may replace the fixture; the old one is removed first, never written through.
   const fs::path path = root() / "nodetopo-mock/nvml.json";
-  write_file(path, text);
+  std::error_code ec;
+  fs::remove(path, ec);
+  mock::HostImage image;
+  mock::ImageWriter(image).file("nodetopo-mock/nvml.json", text);
+  write_tree(root(), image);
   if (::setenv("NODETOPO_MOCK_NVML_FIXTURE", path.c_str(), 1) != 0) {
     throw std::runtime_error("setenv failed");
   }

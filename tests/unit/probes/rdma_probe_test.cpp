@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "captures.hpp"
 #include "devices_fake_host.hpp"
 #include "discover.hpp"
 
@@ -110,8 +111,7 @@ TEST(RdmaProbe, BadPortEntryIsReportedAndTheOthersKept) {
 // Real captures
 
 probes::Discovery discover_capture(const std::string& name) {
-  auto root =
-      probes::SysRoot::open(captures_dir() / "hwloc" / name, probes::SysRoot::Liveness::kCapture);
+  auto root = probes::SysRoot::open(capture_root(name), probes::SysRoot::Liveness::kCapture);
   if (!root) throw std::runtime_error(root.error().describe());
   return ::nodetopo::test::discover(root.value());
 }

@@ -11,6 +11,7 @@
 
 #include <nodetopo/base/error.hpp>
 #include <nodetopo/mock/profile.hpp>
+#include <nodetopo/mock/sysfs_image.hpp>
 
 namespace nodetopo::mock {
 
@@ -21,18 +22,6 @@ inline constexpr std::string_view kNvmlFixtureFile = "nodetopo-mock/nvml.json";
 inline constexpr std::string_view kManifestFile = "nodetopo-mock/manifest.json";
 /// Environment variable through which the mock NVML library finds its fixture.
 inline constexpr std::string_view kNvmlFixtureEnv = "NODETOPO_MOCK_NVML_FIXTURE";
-
-/// A host rendered in memory: root-relative path -> content. Paths are sorted, so writing or
-/// hashing it is deterministic. Directories are implied by the paths (plus `dirs` for empty
-/// ones); symlinks hold their (relative) target.
-struct HostImage {
-  std::map<std::string, std::string> files;
-  std::map<std::string, std::string> symlinks;
-  std::set<std::string> dirs;  ///< every directory, parents included
-
-  /// Total number of entries (files + symlinks + directories).
-  [[nodiscard]] std::size_t size() const { return files.size() + symlinks.size() + dirs.size(); }
-};
 
 /// Facts about a built host, for messages and tests.
 struct BuildSummary {

@@ -1,5 +1,6 @@
 // `--from-agent [--bus system|session]` of the reading commands: answer from a running
 // `topo agent` over D-Bus instead of discovering the host (agent/daemon's client library).
+// Private to the CLI's commands: it includes CLI11, which nothing outside agent/cli links.
 #pragma once
 
 #include <string>
