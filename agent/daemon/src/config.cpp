@@ -8,11 +8,9 @@
 #include <vector>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <nodetopo/base/file_read.hpp>
 #include <nodetopo/base/yaml_reader.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/exporters/hami.hpp>
@@ -372,41 +370,12 @@ Result<AgentConfig> load_agent_config(const std::string& path, bool must_exist) 
   // Only a regular file of bounded size, opened non-blocking and checked before the first read:
   // a FIFO at the path would block the agent's start (and every SIGHUP), a /dev/zero-like node
   // grow it without bound.
-  constexpr std::size_t kMaxBytes = std::size_t{1} << 20;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT && !must_exist) return AgentConfig{};
-    return make_error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                      std::string("cannot read the agent config: ") + std::strerror(err), path);
+  auto text = read_regular_file(path, "agent config", std::size_t{1} << 20);
+  if (!text) {
+    if (text.error().sys_errno == ENOENT && !must_exist) return AgentConfig{};
+    return text.error();
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(ErrorCode::kInvalid, "the agent config is not a regular file: not read",
-                      path);
-  }
-  std::string text;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return make_error(ErrorCode::kIo,
-                        std::string("cannot read the agent config: ") + std::strerror(err), path);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxBytes) {
-      ::close(fd);
-      return make_error(ErrorCode::kInvalid, "the agent config is larger than 1 MiB: not read",
-                        path);
-    }
-  }
-  ::close(fd);
-  return parse_agent_config(text, path);
+  return parse_agent_config(text.value(), path);
 }
 
 std::string restart_only_changes(const AgentConfig& running, const AgentConfig& loaded) {

@@ -2,11 +2,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <nodetopo/base/file_read.hpp>
 #include <nodetopo/kube/client_config.hpp>
 
 namespace nodetopo::kube {
@@ -19,39 +17,10 @@ namespace {
 constexpr std::size_t kMaxFileBytes = std::size_t{4} << 20;
 
 // The whole of `path` when it is a regular file of at most kMaxFileBytes; else an error naming
-// it. Opened non-blocking and checked before the first read: a FIFO would block the agent's
-// start, a /dev/zero-like node grow without bound.
+// it (base/file_read.hpp: a FIFO would block the agent's start, a /dev/zero-like node grow
+// without bound).
 Result<std::string> read_bounded(const std::string& path, std::string_view what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    return errno_error(errno, "cannot read the " + std::string(what), path);
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(ErrorCode::kInvalid,
-                      "the " + std::string(what) + " is not a regular file: not read", path);
-  }
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return errno_error(err, "cannot read the " + std::string(what), path);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxFileBytes) {
-      ::close(fd);
-      return make_error(ErrorCode::kInvalid,
-                        "the " + std::string(what) + " is larger than 4 MiB: not read", path);
-    }
-  }
-  ::close(fd);
-  return text;
+  return read_regular_file(path, what, kMaxFileBytes);
 }
 
 std::string trim(std::string s) {

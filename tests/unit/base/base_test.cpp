@@ -8,9 +8,11 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include <nodetopo/base/atomic_file.hpp>
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/base/file_read.hpp>
 #include <nodetopo/base/json_escape.hpp>
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/base/sha256.hpp>
@@ -151,6 +153,54 @@ TEST(Sha256, PaddingBoundariesMatchSha256sum) {
   for (const auto& [n, hex] : cases) {
     EXPECT_EQ(sha256_hex(std::string(n, 'a')), hex) << n << " bytes";
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// bounded reads of regular files
+
+TEST(ReadRegularFile, ReadsARegularFileWhole) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "agent.yaml";
+  ASSERT_TRUE(write_file_atomic(file, "log:\n  level: debug\n").ok());
+  auto r = read_regular_file(file.string(), "agent config", 1024);
+  ASSERT_TRUE(r.ok()) << r.error().describe();
+  EXPECT_EQ(r.value(), "log:\n  level: debug\n");
+}
+
+TEST(ReadRegularFile, MissingFileIsNotFoundWithErrno) {
+  test::TempDir dir;
+  const std::string path = (dir.path() / "absent.yaml").string();
+  auto r = read_regular_file(path, "agent config", 1024);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(r.error().sys_errno, ENOENT);
+  EXPECT_NE(r.error().describe().find(path), std::string::npos) << r.error().describe();
+}
+
+// A FIFO must be refused at once (the open is non-blocking), never waited on.
+TEST(ReadRegularFile, FifoAndDirectoryAreRefusedByName) {
+  test::TempDir dir;
+  const std::string fifo = (dir.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, dir.path().string()}) {
+    auto r = read_regular_file(path, "kubeconfig", 1024);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalid);
+    EXPECT_EQ(r.error().describe(), path + ": the kubeconfig is not a regular file: not read");
+  }
+}
+
+TEST(ReadRegularFile, LargerThanTheLimitIsRefused) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "big";
+  ASSERT_TRUE(write_file_atomic(file, std::string(2048, 'x')).ok());
+  auto r = read_regular_file(file.string(), "profile file", 1024);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().describe().find("larger than 1024 bytes"), std::string::npos)
+      << r.error().describe();
+  auto whole = read_regular_file(file.string(), "profile file", 2048);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole.value().size(), 2048U);
 }
 
 // ---------------------------------------------------------------------------------------------
