@@ -92,7 +92,8 @@ class FakeKubelet:
 
     def get_info(self, path):
         with grpc.insecure_channel("unix://" + path) as channel:
-            return REG_GRPC.RegistrationStub(channel).GetInfo(REG_PB.InfoRequest(), timeout=5)
+            return REG_GRPC.RegistrationStub(channel).GetInfo(REG_PB.InfoRequest(), timeout=5,
+                                                              wait_for_ready=True)
 
     def register(self, path, accept=True, error=""):
         """The plugin watcher's handshake: GetInfo, validate, NotifyRegistrationStatus."""
@@ -100,7 +101,10 @@ class FakeKubelet:
         ino = (st.st_ino, st.st_ctime_ns)
         with grpc.insecure_channel("unix://" + path) as channel:
             stub = REG_GRPC.RegistrationStub(channel)
-            info = stub.GetInfo(REG_PB.InfoRequest(), timeout=5)
+            # wait_for_ready: the kubelet's plugin watcher dials with grpc.WithBlock, so a socket
+            # that exists but is not listening yet (between the plugin's bind and listen) is
+            # waited for, not refused.
+            info = stub.GetInfo(REG_PB.InfoRequest(), timeout=5, wait_for_ready=True)
             problems = []
             if info.type != "DRAPlugin":
                 problems.append(f"type {info.type!r} is not DRAPlugin")
