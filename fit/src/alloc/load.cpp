@@ -488,21 +488,31 @@ void add_object(const Json& obj, const std::string& where, DocumentRole role, In
   }
 }
 
+// Every document of `text` (YAML or JSON, several per file); an unparsable text is an error
+// naming `source`.
+Result<std::vector<YAML::Node>> parse_documents(std::string_view text, const std::string& source) {
+  try {
+    return YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorCode::kMalformed, "not YAML or JSON: " + std::string(e.what()), source);
+  }
+}
+
+// How messages name document `i` of `count`: "document" when it is the only one.
+std::string document_name(std::size_t i, std::size_t count) {
+  return count > 1 ? "document " + std::to_string(i + 1) : "document";
+}
+
 }  // namespace
 
 Result<void> load_documents(std::string_view text, const std::string& source, DocumentRole role,
                             Inputs& inputs) {
-  std::vector<YAML::Node> docs;
+  auto docs = parse_documents(text, source);
+  if (!docs) return docs.error();
   try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return make_error(ErrorCode::kMalformed, "not YAML or JSON: " + std::string(e.what()), source);
-  }
-  try {
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      if (docs[i].IsNull()) continue;
-      const std::string where = docs.size() > 1 ? "document " + std::to_string(i + 1) : "document";
-      add_object(yaml_to_json(docs[i]), where, role, inputs);
+    for (std::size_t i = 0; i < docs->size(); ++i) {
+      if ((*docs)[i].IsNull()) continue;
+      add_object(yaml_to_json((*docs)[i]), document_name(i, docs->size()), role, inputs);
     }
   } catch (const LoadError& e) {
     return make_error(ErrorCode::kInvalid, e.message, source);
@@ -544,12 +554,8 @@ Result<void> finish_loading(Inputs& in) {
 }
 
 Result<Node> load_node(std::string_view text, const std::string& source) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return make_error(ErrorCode::kMalformed, "not YAML or JSON: " + std::string(e.what()), source);
-  }
+  auto docs = parse_documents(text, source);
+  if (!docs) return docs.error();
   try {
     std::vector<Json> nodes;
     std::function<void(const Json&, const std::string&)> collect = [&](const Json& obj,
@@ -565,10 +571,9 @@ Result<Node> load_node(std::string_view text, const std::string& source) {
       if (kind != "Node") fail(where, "unexpected kind " + kind + " (expected a Node)");
       nodes.push_back(obj);
     };
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      if (docs[i].IsNull()) continue;
-      collect(yaml_to_json(docs[i]),
-              docs.size() > 1 ? "document " + std::to_string(i + 1) : "document");
+    for (std::size_t i = 0; i < docs->size(); ++i) {
+      if ((*docs)[i].IsNull()) continue;
+      collect(yaml_to_json((*docs)[i]), document_name(i, docs->size()));
     }
     if (nodes.size() != 1) {
       return make_error(ErrorCode::kInvalid,
