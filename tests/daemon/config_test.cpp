@@ -140,12 +140,12 @@ TEST(AgentConfig, HamiAndInstanceKeysHaveDefaultsAndAreCheckedStrictly) {
   auto d = parse_agent_config("", "agent.yaml");
   ASSERT_TRUE(d) << d.error().describe();
   EXPECT_FALSE(d->hami.enabled);
-  EXPECT_EQ(d->hami.split_count, 10U);
-  EXPECT_EQ(d->hami.memory_scaling, 1.0);
-  EXPECT_EQ(d->hami.core_scaling, 1.0);
-  EXPECT_EQ(d->hami.mode, "hami-core");
-  EXPECT_EQ(d->hami.resource_name, "nvidia.com/gpu");
-  EXPECT_TRUE(d->hami.score);
+  EXPECT_EQ(d->hami.options.split_count, 10U);
+  EXPECT_EQ(d->hami.options.memory_scaling, 1.0);
+  EXPECT_EQ(d->hami.options.core_scaling, 1.0);
+  EXPECT_EQ(d->hami.options.mode, "hami-core");
+  EXPECT_EQ(d->hami.options.resource_name, "nvidia.com/gpu");
+  EXPECT_TRUE(d->hami.options.score);
   EXPECT_EQ(d->hami.poll, std::chrono::seconds(15));
   EXPECT_TRUE(d->instance.empty());
   auto set = parse_agent_config(
@@ -156,12 +156,12 @@ TEST(AgentConfig, HamiAndInstanceKeysHaveDefaultsAndAreCheckedStrictly) {
       "agent.yaml");
   ASSERT_TRUE(set) << set.error().describe();
   EXPECT_TRUE(set->hami.enabled);
-  EXPECT_EQ(set->hami.split_count, 4U);
-  EXPECT_EQ(set->hami.memory_scaling, 1.5);
-  EXPECT_EQ(set->hami.core_scaling, 0.5);
-  EXPECT_EQ(set->hami.mode, "mps");
-  EXPECT_EQ(set->hami.resource_name, "example.com/vgpu");
-  EXPECT_FALSE(set->hami.score);
+  EXPECT_EQ(set->hami.options.split_count, 4U);
+  EXPECT_EQ(set->hami.options.memory_scaling, 1.5);
+  EXPECT_EQ(set->hami.options.core_scaling, 0.5);
+  EXPECT_EQ(set->hami.options.mode, "mps");
+  EXPECT_EQ(set->hami.options.resource_name, "example.com/vgpu");
+  EXPECT_FALSE(set->hami.options.score);
   EXPECT_EQ(set->hami.poll, std::chrono::seconds(2));
   EXPECT_EQ(set->instance.at("instance-type"), "g4dn.xlarge");
   EXPECT_EQ(set->instance.at("capacity-type"), "spot");

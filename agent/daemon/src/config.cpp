@@ -120,20 +120,20 @@ void read_hami(Fields& sinks, AgentConfig::Hami& h, int& enabled_line) {
   enabled_line = f.line();
   if (auto v = read_bool(f, "enabled")) h.enabled = *v;
   if (auto v = yaml::read_uint(f.reader(), f.take("split_count"), f.path("split_count"), 1024, 1)) {
-    h.split_count = static_cast<std::uint32_t>(*v);
+    h.options.split_count = static_cast<std::uint32_t>(*v);
   }
-  if (auto v = read_scaling(f, "memory_scaling", 100)) h.memory_scaling = *v;
-  if (auto v = read_scaling(f, "core_scaling", 100)) h.core_scaling = *v;
-  if (auto v = read_choice(f, "mode", {"hami-core", "mps"})) h.mode = *v;
+  if (auto v = read_scaling(f, "memory_scaling", 100)) h.options.memory_scaling = *v;
+  if (auto v = read_scaling(f, "core_scaling", 100)) h.options.core_scaling = *v;
+  if (auto v = read_choice(f, "mode", {"hami-core", "mps"})) h.options.mode = *v;
   YAML::Node rn = f.take("resource_name");
   if (auto v = yaml::read_string(f.reader(), rn, f.path("resource_name"))) {
     if (std::string why = exporters::k8s::check_label_key(*v); !why.empty()) {
       f.reader().fail(rn, f.path("resource_name"), why);
     } else {
-      h.resource_name = *v;
+      h.options.resource_name = *v;
     }
   }
-  if (auto v = read_bool(f, "score")) h.score = *v;
+  if (auto v = read_bool(f, "score")) h.options.score = *v;
   if (auto v = read_duration(f, "poll", std::chrono::milliseconds(100), std::chrono::seconds(50))) {
     h.poll = *v;
   }

@@ -85,16 +85,7 @@ class KubernetesSink final : public Sink {
     options.nrt = config_.nrt;
     if (s.core->export_config.sharing) options.sharing = *s.core->export_config.sharing;
     options.instance = s.core->instance;
-    if (hami_.enabled) {
-      exporters::HamiOptions h;
-      h.split_count = hami_.split_count;
-      h.memory_scaling = hami_.memory_scaling;
-      h.core_scaling = hami_.core_scaling;
-      h.mode = hami_.mode;
-      h.resource_name = hami_.resource_name;
-      h.score = hami_.score;
-      options.hami = h;
-    }
+    if (hami_.enabled) options.hami = hami_.options;
     // The render runs on the publisher's thread: it captures the immutable snapshot, never `s`.
     std::shared_ptr<const core::NodeSnapshot> snap = s.core;
     // Runs on the publisher's one thread only: the last described choice needs no lock.

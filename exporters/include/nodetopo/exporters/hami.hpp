@@ -47,6 +47,7 @@ struct HamiOptions {
   std::string mode = "hami-core";  ///< "hami-core" or "mps" (MIG is not bridged)
   std::string resource_name = "nvidia.com/gpu";
   bool score = true;  ///< also render hami.io/node-nvidia-score
+  bool operator==(const HamiOptions&) const = default;
 };
 
 /// One entry of the register annotation (HAMi's DeviceInfo, the fields its device plugin sets).

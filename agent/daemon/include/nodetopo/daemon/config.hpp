@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/exporters/hami.hpp>
 
 namespace nodetopo::daemon {
 
@@ -76,12 +77,9 @@ struct AgentConfig {
   /// HAMi's register/score annotations, the handshake and the nvidia.com/gpu capacity.
   struct Hami {
     bool enabled = false;
-    std::uint32_t split_count = 10;
-    double memory_scaling = 1.0;
-    double core_scaling = 1.0;
-    std::string mode = "hami-core";
-    std::string resource_name = "nvidia.com/gpu";
-    bool score = true;
+    /// What the annotations are rendered with (split count, scaling, mode, resource, score):
+    /// the exporter's own options, so their defaults live in one place.
+    exporters::HamiOptions options;
     std::chrono::milliseconds poll{std::chrono::seconds(15)};
     bool operator==(const Hami&) const = default;
   } hami;
