@@ -62,6 +62,23 @@ std::string_view relative(const char* path) {
   return rel;
 }
 
+// `<cpu dir>/cpuN/cache/...`, where <cpu dir> is one of the two hwloc 2.9 reads CPUs from
+// (sys/bus/cpu/devices when the kernel has it, else sys/devices/system/cpu).
+bool is_cache_description(std::string_view rel) {
+  for (const std::string_view dir : {std::string_view("sys/bus/cpu/devices/cpu"),
+                                     std::string_view("sys/devices/system/cpu/cpu")}) {
+    if (!rel.starts_with(dir)) continue;
+    std::string_view rest = rel.substr(dir.size());
+    std::size_t digits = 0;
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9')
+      ++digits;
+    if (digits == 0) return false;
+    rest.remove_prefix(digits);
+    return rest.starts_with("/cache/") || rest == "/cache";
+  }
+  return false;
+}
+
 }  // namespace
 
 struct HwlocGuard::Access {
@@ -69,11 +86,23 @@ struct HwlocGuard::Access {
   static HwlocGuard* guarding(int dirfd) {
     HwlocGuard* guard = t_guard;
     if (guard == nullptr || !guard->valid_ || dirfd < 0) return nullptr;
+    if (dirfd == guard->root_fd_) return guard;
     struct stat st {};
     if (::fstat(dirfd, &st) != 0) return nullptr;
     if (st.st_dev != guard->dev_ || st.st_ino != guard->ino_) return nullptr;
+    guard->root_fd_ = dirfd;
     return guard;
   }
+
+  // True (errno ENOENT) when the guard answers this call itself: a cache description it skips.
+  static bool skipped(HwlocGuard& guard, std::string_view rel) {
+    if (!guard.mode_.skip_cache_descriptions || !is_cache_description(rel)) return false;
+    ++guard.skipped_calls_;
+    errno = ENOENT;
+    return true;
+  }
+
+  static bool contains(const HwlocGuard& guard) { return guard.mode_.contain; }
 
   static void refuse(HwlocGuard& guard, std::string_view rel, const std::string& why) {
     guard.refusals_.push_back(std::string(rel.empty() ? "." : rel) + ": " + why);
@@ -152,7 +181,7 @@ struct HwlocGuard::Access {
   }
 };
 
-HwlocGuard::HwlocGuard(const SysRoot& root) : root_(root) {
+HwlocGuard::HwlocGuard(const SysRoot& root, Mode mode) : root_(root), mode_(mode) {
   struct stat st {};
   if (::stat(root.path().c_str(), &st) == 0) {
     dev_ = st.st_dev;
@@ -161,6 +190,8 @@ HwlocGuard::HwlocGuard(const SysRoot& root) : root_(root) {
   }
   t_guard = this;
 }
+
+HwlocGuard::HwlocGuard(const SysRoot& root) : HwlocGuard(root, Mode{}) {}
 
 HwlocGuard::~HwlocGuard() {
   t_guard = nullptr;
@@ -180,14 +211,21 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
     va_end(args);
   }
   if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
-    return HwlocGuard::Access::open_file(*guard, dirfd, nodetopo::probes::detail::relative(path),
-                                         flags);
+    const std::string_view rel = nodetopo::probes::detail::relative(path);
+    if (HwlocGuard::Access::skipped(*guard, rel)) return -1;
+    if (HwlocGuard::Access::contains(*guard)) {
+      return HwlocGuard::Access::open_file(*guard, dirfd, rel, flags);
+    }
   }
   return nodetopo::probes::detail::real_openat()(dirfd, path, flags, mode);
 }
 
 extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexcept {
-  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd);
+  if (guard != nullptr &&
+      HwlocGuard::Access::skipped(*guard, nodetopo::probes::detail::relative(path)))
+    return -1;
+  if (guard != nullptr && HwlocGuard::Access::contains(*guard)) {
     if ((mode & W_OK) != 0) {
       errno = EACCES;
       return -1;
@@ -218,7 +256,11 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
 
 extern "C" int fstatat(int dirfd, const char* __restrict path, struct stat* __restrict st,
                        int flags) noexcept {
-  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd);
+  if (guard != nullptr &&
+      HwlocGuard::Access::skipped(*guard, nodetopo::probes::detail::relative(path)))
+    return -1;
+  if (guard != nullptr && HwlocGuard::Access::contains(*guard)) {
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     int fd = -1;
     if ((flags & AT_SYMLINK_NOFOLLOW) != 0) {
@@ -245,7 +287,11 @@ extern "C" int fstatat(int dirfd, const char* __restrict path, struct stat* __re
 
 extern "C" ssize_t readlinkat(int dirfd, const char* __restrict path, char* __restrict buf,
                               std::size_t len) noexcept {
-  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd);
+  if (guard != nullptr &&
+      HwlocGuard::Access::skipped(*guard, nodetopo::probes::detail::relative(path)))
+    return -1;
+  if (guard != nullptr && HwlocGuard::Access::contains(*guard)) {
     std::string name;
     const int parent = HwlocGuard::Access::open_parent(
         *guard, dirfd, nodetopo::probes::detail::relative(path), &name);

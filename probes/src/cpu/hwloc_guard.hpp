@@ -12,6 +12,14 @@
 // are made non-blocking, and only regular files of bounded size and directories are handed to
 // hwloc: a FIFO, device node or socket, or a huge file, is refused with a warning naming it.
 // Every other call (other threads, other descriptors, no guard) is forwarded to libc untouched.
+//
+// The same entry points also spare hwloc work nodetopo throws away: with caches filtered out
+// (KEEP_NONE), hwloc 2.9's Linux backend still opens `cpuN/cache/indexM/shared_cpu_map` for ten
+// indexes of every CPU (2,240 opens on a 224-CPU machine, a third of all its file-system calls)
+// and builds cache objects only to drop them. A guard that skips cache descriptions answers
+// those opens ENOENT without a system call — what hwloc sees on a kernel without cache
+// information — so the topology it keeps is the same (the golden and oracle suites compare
+// every capture). That mode alone, without containment, is what the real root "/" gets.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +35,17 @@ class HwlocGuard {
   /// The largest file handed to hwloc. /proc/cpuinfo of a 1024-CPU machine is about 1.5 MiB.
   static constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
 
+  /// What a guard does to the calling thread's hwloc calls on its root.
+  struct Mode {
+    /// Resolve every call inside the root (a root other than "/"; see above).
+    bool contain = true;
+    /// Answer opens of per-CPU cache descriptions ENOENT (only when caches are filtered out).
+    bool skip_cache_descriptions = false;
+  };
+
   /// Guards the calling thread's hwloc calls on `root` until destroyed. Guards do not nest.
+  HwlocGuard(const SysRoot& root, Mode mode);
+  /// A containing guard that reads everything hwloc asks for.
   explicit HwlocGuard(const SysRoot& root);
   ~HwlocGuard();
   HwlocGuard(const HwlocGuard&) = delete;
@@ -37,6 +55,8 @@ class HwlocGuard {
   [[nodiscard]] const std::vector<std::string>& refusals() const { return refusals_; }
   /// Number of calls resolved inside the root (for tests: proof that the guard saw hwloc).
   [[nodiscard]] std::size_t guarded_calls() const { return guarded_calls_; }
+  /// Number of cache-description opens answered without a system call.
+  [[nodiscard]] std::size_t skipped_calls() const { return skipped_calls_; }
 
   // Used by the interposed functions (hwloc_guard.cpp).
   struct Access;
@@ -44,11 +64,17 @@ class HwlocGuard {
  private:
   friend struct Access;
   const SysRoot& root_;
+  Mode mode_;
+  // The descriptor last found to be the root: hwloc opens its root once and names it in every
+  // call of the load, so one fstat identifies it. A number reused for another directory (hwloc
+  // does not close its root during the load) would only be resolved more strictly, never less.
+  int root_fd_ = -1;
   unsigned long long dev_ = 0;
   unsigned long long ino_ = 0;
   bool valid_ = false;
   std::vector<std::string> refusals_;
   std::size_t guarded_calls_ = 0;
+  std::size_t skipped_calls_ = 0;
 };
 
 }  // namespace nodetopo::probes::detail
