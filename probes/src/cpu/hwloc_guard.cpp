@@ -82,10 +82,14 @@ bool is_cache_description(std::string_view rel) {
 }  // namespace
 
 struct HwlocGuard::Access {
-  // The active guard when `dirfd` is its root directory, else nullptr.
-  static HwlocGuard* guarding(int dirfd) {
+  // The active guard when the call names its root: `dirfd` is the root directory or, for a
+  // guard that contains nothing (the root "/", where hwloc opens absolute paths with descriptor
+  // -1 instead of a root descriptor), the path is absolute. Else nullptr.
+  static HwlocGuard* guarding(int dirfd, const char* path) {
     HwlocGuard* guard = t_guard;
-    if (guard == nullptr || !guard->valid_ || dirfd < 0) return nullptr;
+    if (guard == nullptr || !guard->valid_) return nullptr;
+    if (!guard->mode_.contain && path != nullptr && path[0] == '/') return guard;
+    if (dirfd < 0) return nullptr;
     if (dirfd == guard->root_fd_) return guard;
     struct stat st {};
     if (::fstat(dirfd, &st) != 0) return nullptr;
@@ -95,8 +99,19 @@ struct HwlocGuard::Access {
   }
 
   // True (errno ENOENT) when the guard answers this call itself: a cache description it skips.
-  static bool skipped(HwlocGuard& guard, std::string_view rel) {
-    if (!guard.mode_.skip_cache_descriptions || !is_cache_description(rel)) return false;
+  // `path` as hwloc named it: relative to the root descriptor, or (a guard containing nothing)
+  // absolute, then taken relative to the root's own path.
+  static bool skipped(HwlocGuard& guard, const char* path) {
+    if (!guard.mode_.skip_cache_descriptions || path == nullptr) return false;
+    std::string_view rel = path;
+    if (!guard.mode_.contain && rel.starts_with('/')) {
+      const std::string_view root = guard.root_.path().native();
+      if (root != "/") {
+        if (!rel.starts_with(root) || rel.substr(root.size(), 1) != "/") return false;
+        rel.remove_prefix(root.size());
+      }
+    }
+    if (!is_cache_description(relative(rel.data()))) return false;
     ++guard.skipped_calls_;
     errno = ENOENT;
     return true;
@@ -210,9 +225,9 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
     mode = static_cast<mode_t>(va_arg(args, unsigned));
     va_end(args);
   }
-  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd)) {
+  if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path)) {
     const std::string_view rel = nodetopo::probes::detail::relative(path);
-    if (HwlocGuard::Access::skipped(*guard, rel)) return -1;
+    if (HwlocGuard::Access::skipped(*guard, path)) return -1;
     if (HwlocGuard::Access::contains(*guard)) {
       return HwlocGuard::Access::open_file(*guard, dirfd, rel, flags);
     }
@@ -221,10 +236,8 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
 }
 
 extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexcept {
-  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd);
-  if (guard != nullptr &&
-      HwlocGuard::Access::skipped(*guard, nodetopo::probes::detail::relative(path)))
-    return -1;
+  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path);
+  if (guard != nullptr && HwlocGuard::Access::skipped(*guard, path)) return -1;
   if (guard != nullptr && HwlocGuard::Access::contains(*guard)) {
     if ((mode & W_OK) != 0) {
       errno = EACCES;
@@ -256,10 +269,8 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
 
 extern "C" int fstatat(int dirfd, const char* __restrict path, struct stat* __restrict st,
                        int flags) noexcept {
-  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd);
-  if (guard != nullptr &&
-      HwlocGuard::Access::skipped(*guard, nodetopo::probes::detail::relative(path)))
-    return -1;
+  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path);
+  if (guard != nullptr && HwlocGuard::Access::skipped(*guard, path)) return -1;
   if (guard != nullptr && HwlocGuard::Access::contains(*guard)) {
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     int fd = -1;
@@ -287,10 +298,8 @@ extern "C" int fstatat(int dirfd, const char* __restrict path, struct stat* __re
 
 extern "C" ssize_t readlinkat(int dirfd, const char* __restrict path, char* __restrict buf,
                               std::size_t len) noexcept {
-  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd);
-  if (guard != nullptr &&
-      HwlocGuard::Access::skipped(*guard, nodetopo::probes::detail::relative(path)))
-    return -1;
+  HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path);
+  if (guard != nullptr && HwlocGuard::Access::skipped(*guard, path)) return -1;
   if (guard != nullptr && HwlocGuard::Access::contains(*guard)) {
     std::string name;
     const int parent = HwlocGuard::Access::open_parent(

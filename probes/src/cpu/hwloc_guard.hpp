@@ -19,7 +19,8 @@
 // and builds cache objects only to drop them. A guard that skips cache descriptions answers
 // those opens ENOENT without a system call — what hwloc sees on a kernel without cache
 // information — so the topology it keeps is the same (the golden and oracle suites compare
-// every capture). That mode alone, without containment, is what the real root "/" gets.
+// every capture). That mode alone, without containment, is what the real root "/" gets; there hwloc
+// opens absolute paths (descriptor -1), so the guard looks at the path instead of the descriptor.
 #pragma once
 
 #include <cstddef>

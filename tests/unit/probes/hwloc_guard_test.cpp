@@ -65,7 +65,7 @@ TEST_F(HwlocGuardTest, SkipsCacheDescriptionsAndOpensEverythingElse) {
     HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = contain, .skip_cache_descriptions = true});
     EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12/cache/index0/shared_cpu_map"),
               ENOENT);
-    EXPECT_EQ(open_errno(root_fd_, "/sys/bus/cpu/devices/cpu12/cache/index0/shared_cpu_map"),
+    EXPECT_EQ(open_errno(root_fd_, "sys/bus/cpu/devices/cpu12/cache/index0/shared_cpu_map"),
               ENOENT);
     EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12/cache"), ENOENT);
     struct stat st {};
@@ -81,6 +81,23 @@ TEST_F(HwlocGuardTest, SkipsCacheDescriptionsAndOpensEverythingElse) {
     EXPECT_EQ(guard.skipped_calls(), 5U);
     EXPECT_EQ(guard.guarded_calls() > 0, contain);
   }
+}
+
+// On "/" hwloc opens absolute paths with descriptor -1: a guard that contains nothing skips by
+// the path; a containing one leaves such calls (not on its root descriptor) to libc.
+TEST_F(HwlocGuardTest, SkipsAbsoluteCachePathsOnlyWhenContainingNothing) {
+  const std::string cache =
+      (dir_.path() / "sys/devices/system/cpu/cpu12/cache/index0/shared_cpu_map").string();
+  const std::string core = (dir_.path() / "sys/devices/system/cpu/cpu12/topology/core_id").string();
+  {
+    HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = false, .skip_cache_descriptions = true});
+    EXPECT_EQ(open_errno(-1, cache.c_str()), ENOENT);
+    EXPECT_EQ(open_errno(-1, core.c_str()), 0);
+    EXPECT_EQ(guard.skipped_calls(), 1U);
+  }
+  HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .skip_cache_descriptions = true});
+  EXPECT_EQ(open_errno(-1, cache.c_str()), 0);
+  EXPECT_EQ(guard.skipped_calls(), 0U);
 }
 
 TEST_F(HwlocGuardTest, ReadsCacheDescriptionsUnlessAskedToSkip) {
