@@ -282,6 +282,18 @@ class PciWalk {
   std::size_t reused_ = 0;
 };
 
+// One pass over the system's pci.ids for `queries` (see pci_ids.hpp for why not libpci's lookup).
+PciNames scan_pci_ids(ProbeContext& ctx, const std::vector<PciNameQuery>& queries) {
+  const std::optional<PciIdsFile> ids = PciIdsFile::open_system();
+  if (!ids) ctx.log().info("no pci.ids found: names only for the parts nodetopo knows itself");
+  if (ctx.cache() != nullptr) ctx.cache()->mutable_stats().pci_ids_scanned = true;
+  return ids ? lookup_pci_names(ids->text(), queries) : PciNames{};
+}
+
+PciNameQuery name_query(const PciFunctionInfo& f) {
+  return {f.vendor_id, f.device_id, static_cast<std::uint16_t>(f.class_code >> 8)};
+}
+
 class PciDiscovery {
  public:
   PciDiscovery(ProbeContext& ctx, TopologyBuilder& builder)
@@ -295,7 +307,9 @@ class PciDiscovery {
   }
 
   // Adds what the walk read: NUMA nodes settled against the platform, parents before children.
-  void run(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
+  // `names`: those the walk already looked up (no cache), else nullptr.
+  void run(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads,
+           const PciNames* names) {
     for (PciFunctionRead& read : reads)
       resolve_numa(root_, read, numa_nodes_, numa_ids_);
     // Parents before children: the hierarchy is a prefix order of the device paths.
@@ -310,7 +324,7 @@ class PciDiscovery {
     });
     for (std::size_t i : order)
       add_function(entries[i], reads[i]);
-    fill_names();
+    fill_names(names);
     place_host_bridges();
   }
 
@@ -342,23 +356,23 @@ class PciDiscovery {
     return builder_.add(NodeKind::kHostBridge, id, builder_.root(), std::move(hb)).value();
   }
 
-  // Names for every function at once: the project's table of recent parts first, then one
-  // pass over pci.ids for the rest (see pci_ids.hpp for why not libpci's lookup). With a cache,
-  // pci.ids is scanned only for IDs it has not been asked for, and the cache keeps the names of
-  // the devices present only.
-  void fill_names() {
+  // Names for every function at once: the project's table of recent parts first, then pci.ids
+  // for the rest. Without a cache the walk has scanned pci.ids already (`scanned`), beside
+  // hwloc's load; with one, pci.ids is scanned only for IDs it has not been asked for, and the
+  // cache keeps the names of the devices present only.
+  void fill_names(const PciNames* scanned) {
     std::vector<NodeIndex> functions = builder_.nodes_of_kind(NodeKind::kPciDevice);
     for (NodeIndex i : builder_.nodes_of_kind(NodeKind::kPciBridge))
       functions.push_back(i);
     std::vector<PciNameQuery> queries;
-    for (NodeIndex i : functions) {
-      const auto& f = builder_.node(i).as<PciFunctionInfo>();
-      queries.push_back({f.vendor_id, f.device_id, static_cast<std::uint16_t>(f.class_code >> 8)});
-    }
+    for (NodeIndex i : functions)
+      queries.push_back(name_query(builder_.node(i).as<PciFunctionInfo>()));
     detail::PciCache* cache = ctx_.cache() != nullptr ? &ctx_.cache()->pci() : nullptr;
     PciNames fresh;
-    const PciNames& names = cache != nullptr ? cached_names(*cache, queries) : fresh;
-    if (cache == nullptr) fresh = scan_pci_ids(queries);
+    if (cache == nullptr && scanned == nullptr) fresh = scan_pci_ids(ctx_, queries);
+    const PciNames& names = cache != nullptr     ? cached_names(*cache, queries)
+                            : scanned != nullptr ? *scanned
+                                                 : fresh;
     for (NodeIndex i : functions) {
       auto& f = builder_.node(i).as<PciFunctionInfo>();
       f.class_name = names.class_name(static_cast<std::uint16_t>(f.class_code >> 8));
@@ -374,13 +388,6 @@ class PciDiscovery {
       }
       f.device_name = names.device(f.vendor_id, f.device_id);
     }
-  }
-
-  PciNames scan_pci_ids(const std::vector<PciNameQuery>& queries) {
-    const std::optional<PciIdsFile> ids = PciIdsFile::open_system();
-    if (!ids) ctx_.log().info("no pci.ids found: names only for the parts nodetopo knows itself");
-    if (ctx_.cache() != nullptr) ctx_.cache()->mutable_stats().pci_ids_scanned = true;
-    return ids ? lookup_pci_names(ids->text(), queries) : PciNames{};
   }
 
   // The cache's names, completed for IDs not asked before and trimmed to those of `queries`.
@@ -400,7 +407,7 @@ class PciDiscovery {
       }
     }
     if (!missing.empty()) {
-      PciNames found = scan_pci_ids(missing);
+      PciNames found = scan_pci_ids(ctx_, missing);
       cache.names.vendors.merge(found.vendors);
       cache.names.devices.merge(found.devices);
       cache.names.classes.merge(found.classes);
@@ -463,6 +470,7 @@ struct PciProbe::Walked {
   std::vector<PciEntry> entries;
   std::vector<PciFunctionRead> reads;
   Result<void> result;
+  std::optional<PciNames> names;  ///< looked up with the walk (no cache)
 };
 
 void PciProbe::prefetch(ProbeContext& ctx) {
@@ -470,6 +478,15 @@ void PciProbe::prefetch(ProbeContext& ctx) {
   detail::PciCache* cache = ctx.cache() != nullptr ? &ctx.cache()->pci() : nullptr;
   PciWalk walk(ctx, cache);
   walked_->result = walk.run(walked_->entries, walked_->reads);
+  // The names too, while hwloc may still be loading: one pass over pci.ids (≈ 1 ms) that would
+  // otherwise follow it. The agent's cache keeps names across refreshes instead (fill_names).
+  if (cache == nullptr && walked_->result.ok()) {
+    std::vector<PciNameQuery> queries;
+    for (const PciFunctionRead& read : walked_->reads) {
+      if (read.info) queries.push_back(name_query(*read.info));
+    }
+    walked_->names = scan_pci_ids(ctx, queries);
+  }
   if (ctx.cache() != nullptr) {
     ctx.cache()->mutable_stats().pci_functions_read = walk.read();
     ctx.cache()->mutable_stats().pci_functions_reused = walk.reused();
@@ -481,7 +498,7 @@ Result<void> PciProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   std::unique_ptr<Walked> walked = std::move(walked_);
   if (!walked->result.ok()) return walked->result;
   PciDiscovery discovery(ctx, builder);
-  discovery.run(walked->entries, walked->reads);
+  discovery.run(walked->entries, walked->reads, walked->names ? &*walked->names : nullptr);
   return {};
 }
 
