@@ -287,7 +287,7 @@ PciNames scan_pci_ids(ProbeContext& ctx, const std::vector<PciNameQuery>& querie
   const std::optional<PciIdsFile> ids = PciIdsFile::open_system();
   if (!ids) ctx.log().info("no pci.ids found: names only for the parts nodetopo knows itself");
   if (ctx.cache() != nullptr) ctx.cache()->mutable_stats().pci_ids_scanned = true;
-  return ids ? lookup_pci_names(ids->text(), queries) : PciNames{};
+  return ids ? lookup_pci_names(*ids, queries) : PciNames{};
 }
 
 PciNameQuery name_query(const PciFunctionInfo& f) {
