@@ -575,13 +575,25 @@ class NvmlDiscovery {
 
 }  // namespace
 
-Result<void> NvmlProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+struct NvmlProbe::Opened {
+  Result<void> result;                 ///< why there is no session, when there is none
+  std::optional<NvmlLibrary> library;  ///< declared before the session, which refers to it
+  std::unique_ptr<NvmlSession> session;
+};
+
+NvmlProbe::NvmlProbe() = default;
+NvmlProbe::~NvmlProbe() = default;
+
+void NvmlProbe::prefetch(ProbeContext& ctx) {
+  opened_ = std::make_unique<Opened>();
+  Opened& o = *opened_;
   std::string path = ctx.options().nvml_library;
   if (path.empty()) {
     if (!ctx.root().is_live()) {
-      return make_error(ErrorCode::kUnavailable,
-                        "the host root is a capture or mock tree, and NVML only describes the "
-                        "machine it runs on (give an NVML library, e.g. the mock, to use one)");
+      o.result = make_error(ErrorCode::kUnavailable,
+                            "the host root is a capture or mock tree, and NVML only describes the "
+                            "machine it runs on (give an NVML library, e.g. the mock, to use one)");
+      return;
     }
     path = "libnvidia-ml.so.1";
   }
@@ -590,22 +602,34 @@ Result<void> NvmlProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   for (const auto& [name, value] : ctx.options().library_environment)
     wanted.push_back({name, value});
   if (auto wrong = environment_mismatch(wanted)) {
-    return make_error(ErrorCode::kInvalid, environment_not_written(*wrong));
+    o.result = make_error(ErrorCode::kInvalid, environment_not_written(*wrong));
+    return;
   }
   auto library = NvmlLibrary::open(path);
-  if (!library) return library.error();
-  NvmlSession session(library.value());
-  if (!session.ok()) {
+  if (!library) {
+    o.result = library.error();
+    return;
+  }
+  o.library.emplace(std::move(library.value()));
+  o.session = std::make_unique<NvmlSession>(*o.library);
+  if (!o.session->ok()) {
     // The library's own text says why (the mock's names its fixture); the guess about the
     // driver fits only the system's library.
     const bool system_library = ctx.options().nvml_library.empty();
-    return make_error(
+    o.result = make_error(
         ErrorCode::kUnavailable,
-        "nvmlInit_v2 failed: " + library->describe(session.init_result()) +
+        "nvmlInit_v2 failed: " + o.library->describe(o.session->init_result()) +
             (system_library ? " (NVIDIA driver not loaded, or no permission on /dev/nvidia*?)"
                             : ""));
   }
-  NvmlDiscovery discovery(ctx, builder, library.value());
+}
+
+Result<void> NvmlProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+  if (!opened_) prefetch(ctx);
+  // Released (nvmlShutdown, dlclose) when this discovery is done, as before the prefetch.
+  const std::unique_ptr<Opened> opened = std::move(opened_);
+  if (!opened->result.ok()) return opened->result;
+  NvmlDiscovery discovery(ctx, builder, *opened->library);
   return discovery.run();
 }
 

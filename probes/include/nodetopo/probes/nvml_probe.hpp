@@ -1,6 +1,7 @@
 // NVIDIA GPUs and their NVLink fabric through NVML (libnvidia-ml.so.1, opened with dlopen).
 #pragma once
 
+#include <memory>
 #include <string_view>
 
 #include <nodetopo/probes/probe.hpp>
@@ -22,11 +23,27 @@ namespace nodetopo::probes {
 /// GPU's `accelerator/<bdf>`, or to the NVSwitch's `nvswitch/<bdf>` (created under `pci/<bdf>` when
 /// no other probe made it). A call failing for one device gives one warning naming the device by
 /// PCI address and the call; the rest of that device and the other devices carry on.
+///
+/// prefetch() loads the library and initialises it (nvmlInit_v2), which needs nothing of the PCI
+/// tree: beside hwloc's load, on the runner's second thread. With the driver that is the slow part
+/// (nvmlInit opens /dev/nvidia* and talks to the kernel module); with the mock, the fixture parse.
+/// It reads no file of the host root; what the library reads is its own (the driver, the mock's
+/// fixture named in the environment main wrote).
 class NvmlProbe final : public Probe {
  public:
+  NvmlProbe();
+  ~NvmlProbe() override;
+  NvmlProbe(const NvmlProbe&) = delete;
+  NvmlProbe& operator=(const NvmlProbe&) = delete;
   [[nodiscard]] std::string_view name() const override { return "nvml"; }
   [[nodiscard]] ProbePhase phase() const override { return ProbePhase::kLinks; }
   Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) override;
+  [[nodiscard]] bool prefetches() const override { return true; }
+  void prefetch(ProbeContext& ctx) override;
+
+ private:
+  struct Opened;  // nvml_probe.cpp: the library and its session
+  std::unique_ptr<Opened> opened_;
 };
 
 }  // namespace nodetopo::probes
