@@ -17,8 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // The library families that must stay out of `topo` (issue 18: their loading alone cost `topo
-// --version` 61 M instructions and `topo dump` 15 MiB of peak RSS).
-const char* const kHeavy = "grpc|protobuf|absl|curl|archive|event";
+// --version` 61 M instructions and `topo dump` 15 MiB of peak RSS). sdbus-c++ and libsystemd
+// are loaded only by `--from-agent`, with the module nodetopo-agent-client.so.
+const char* const kHeavy = "grpc|protobuf|absl|curl|archive|event|sdbus|systemd";
 
 // One library per line: the NEEDED entries of `readelf -d`, or the sonames `ldd` resolves (every
 // library the process will map, transitively).
@@ -66,9 +67,9 @@ std::string joined(const std::vector<std::string>& v) {
 TEST(Executables, TopoLinksNoLibraryOfTheHeavyCommands) {
   const fs::path topo = build_dir() / "topo";
   const auto direct = needed(topo);
-  // The checks read the right output: topo does need hwloc (the cpu probe) and sdbus-c++.
+  // The checks read the right output: topo does need hwloc (the cpu probe) and RE2 (fit).
   EXPECT_FALSE(matching(direct, "hwloc").empty()) << joined(direct);
-  EXPECT_FALSE(matching(direct, "sdbus-c").empty()) << joined(direct);
+  EXPECT_FALSE(matching(direct, "re2").empty()) << joined(direct);
   EXPECT_TRUE(matching(direct, kHeavy).empty()) << "NEEDED: " << joined(matching(direct, kHeavy));
   const auto all = mapped(topo);
   EXPECT_TRUE(matching(all, kHeavy).empty()) << "mapped: " << joined(matching(all, kHeavy));
@@ -175,6 +176,20 @@ TEST(Executables, MissingOrBrokenHelperIsAClearFailureNamingThePaths) {
   EXPECT_NE(broken.err.find((bin / "topo-cleanup").string() + ": Exec format error"),
             std::string::npos)
       << broken.err;
+}
+
+TEST(Executables, FromAgentWithoutTheClientModuleIsAClearFailure) {
+  // The module is found beside the build tree's topo (the --from-agent tests use it); a missing
+  // one is named, with what to do, and nothing is printed on stdout.
+  const CommandResult r =
+      run_command({(build_dir() / "topo").string(), "dump", "--from-agent", "--bus", "session"},
+                  {"NODETOPO_AGENT_CLIENT_MODULE_PATH=/nonexistent/nodetopo-agent-client.so"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("nodetopo-agent-client.so is not installed (looked for "
+                       "/nonexistent/nodetopo-agent-client.so): reinstall the nodetopo package"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
