@@ -3,10 +3,10 @@
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/sinks/systemd_sink.h>
 
 #include <nodetopo/base/json_escape.hpp>
 #include <nodetopo/base/log.hpp>
+#include <nodetopo/base/log_journal.hpp>
 
 namespace nodetopo {
 
@@ -48,6 +48,7 @@ struct LogState {
   spdlog::level::level_enum level = spdlog::level::warn;
   LogFormat format = LogFormat::kText;
   LogSink sink_kind = LogSink::kStderr;
+  spdlog::sink_ptr journal;  // set_journal_sink()
 };
 
 LogState& state() {
@@ -86,14 +87,11 @@ void configure_logging(spdlog::level::level_enum level, LogFormat format, LogSin
   std::lock_guard lock(s.mutex);
   s.level = level;
   s.format = format;
+  if (sink == LogSink::kJournal && s.journal == nullptr) sink = LogSink::kStderr;
   if (sink != s.sink_kind) {
     s.sink_kind = sink;
-    if (sink == LogSink::kJournal) {
-      // enable_formatting: the pattern above ("[logger] message") becomes the MESSAGE field.
-      s.sink = std::make_shared<spdlog::sinks::systemd_sink_mt>("nodetopo", true);
-    } else {
-      s.sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-    }
+    s.sink =
+        sink == LogSink::kJournal ? s.journal : std::make_shared<spdlog::sinks::stderr_sink_mt>();
     spdlog::apply_all([&](const std::shared_ptr<spdlog::logger>& logger) {
       logger->sinks().clear();
       logger->sinks().push_back(s.sink);
@@ -103,6 +101,12 @@ void configure_logging(spdlog::level::level_enum level, LogFormat format, LogSin
     logger->set_level(level);
     apply_format(*logger, s);
   });
+}
+
+void set_journal_sink(spdlog::sink_ptr sink) {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  s.journal = std::move(sink);
 }
 
 LogFormat current_log_format() {

@@ -8,7 +8,8 @@
 #      no recommends), the user nodetopo (uid/gid 10001, the DaemonSet's runAsUser) created, apt's
 #      lists, caches, docs and man pages removed;
 #   3. smoke run: `topo --version` and `topo dump --mock dgx-h100` in a chroot of that root file
-#      system, as uid 10001 (and again in the committed image with `buildah run`, as its user);
+#      system, as uid 10001 (and again in the committed image with `buildah run`, as its user,
+#      with `topo agent --help` and `topo kubelet-plugin --help`: their helper executables);
 #   4. `buildah from scratch`, the root file system added, entrypoint `topo agent`, user 10001,
 #      HOST_ROOT=/host; committed as localhost/nodetopo:VERSION and written to
 #      OUT/nodetopo-VERSION.oci.tar (load it with `podman load`, `skopeo copy` or
@@ -119,6 +120,15 @@ buildah "${storage[@]}" run --isolation chroot "$run" -- topo dump --mock dgx-h1
   fail "topo dump --mock dgx-h100 fails in the image"
 grep -q H100 "$out/smoke-image.txt" || fail "topo dump --mock dgx-h100 in the image shows no H100"
 echo "topo dump --mock dgx-h100 as uid $uid in the image: $(wc -l <"$out/smoke-image.txt") lines"
+# The DaemonSet's two long-running commands run as executables of their own
+# (/usr/libexec/nodetopo/topo-agent, topo-kubelet-plugin; docs/cli.md#executables).
+for cmd in agent:--check-config kubelet-plugin:--plugins-dir; do
+  name=${cmd%%:*} option=${cmd#*:}
+  buildah "${storage[@]}" run --isolation chroot "$run" -- topo "$name" --help >"$out/smoke-$name.txt" ||
+    fail "topo $name --help fails in the image (is /usr/libexec/nodetopo/topo-$name there?)"
+  grep -q -- "$option" "$out/smoke-$name.txt" || fail "topo $name --help in the image does not show $option"
+done
+echo "topo agent --help, topo kubelet-plugin --help in the image: ok"
 
 echo "image localhost/nodetopo:$version: root file system $(du -sh "$rootfs" | cut -f1), archive $(du -h "$out/nodetopo-$version.oci.tar" | cut -f1) ($out/nodetopo-$version.oci.tar)"
 echo "build-image.sh: done in $(($(date +%s) - start)) s"

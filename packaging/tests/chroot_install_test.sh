@@ -8,7 +8,8 @@
 # CACHE to debootstrap again. Each run unpacks a new root, so nothing of a previous run remains.
 # Mounts (proc, the apt caches) live in a private mount namespace and vanish with it.
 # In the chroot: topo --version, topo dump --mock dgx-h100, topo matrix --mock dgx-h100 (NVLinks
-# prove the installed mock NVML library is found), the installed files, and a purge; with
+# prove the installed mock NVML library is found), the installed files, each helper executable in
+# /usr/libexec/nodetopo and its command's --help through topo, and a purge; with
 # --agent also `topo agent --check-config /etc/nodetopo/agent.yaml`.
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
@@ -91,6 +92,14 @@ for f in /lib/systemd/system/nodetopo.service /usr/lib/sysusers.d/nodetopo.conf 
   echo "    \$f"
 done
 grep -qx '/etc/nodetopo/agent.yaml' /var/lib/dpkg/info/nodetopo.conffiles || { echo "agent.yaml is not a conffile"; exit 1; }
+step "the helper executables topo execs into (docs/cli.md#executables), each command's own --help"
+for cmd in capture:--output cleanup:--kubeconfig kubelet-plugin:--plugins-dir agent:--check-config; do
+  name=\${cmd%%:*} option=\${cmd#*:}
+  test -x /usr/libexec/nodetopo/topo-\$name || { echo "missing /usr/libexec/nodetopo/topo-\$name"; exit 1; }
+  topo \$name --help >/tmp/help.txt || { cat /tmp/help.txt; echo "topo \$name --help failed"; exit 1; }
+  grep -q -- "\$option" /tmp/help.txt || { echo "topo \$name --help does not show \$option"; exit 1; }
+  echo "    /usr/libexec/nodetopo/topo-\$name"
+done
 if [ "${agent}" = "--agent" ]; then
   step topo agent --check-config /etc/nodetopo/agent.yaml
   topo agent --check-config /etc/nodetopo/agent.yaml

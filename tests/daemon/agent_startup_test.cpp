@@ -100,15 +100,19 @@ TEST(AgentStartup, RunsAsTopoAgentWithoutTheOtherCommandsLibraries) {
   EXPECT_EQ(agent.client().health(), "ok");
 }
 
-TEST(AgentStartup, InProcessFallbackRunsTheSameAgent) {
-  // Where topo-agent cannot be found, or with NODETOPO_AGENT_IN_PROCESS=1, topo runs the agent
-  // itself: the same behaviour, with topo's larger set of libraries.
-  AgentSettings s;
-  s.env = {"NODETOPO_AGENT_IN_PROCESS=1"};
-  AgentWithFakes agent(s);
-  EXPECT_EQ(exe_name(agent.agent().pid()), "topo");
-  EXPECT_EQ(agent.client().health(), "ok");
-  EXPECT_EQ(agent.http_get("/healthz").first, 200);
+TEST(AgentStartup, WithoutTopoAgentTopoSaysWhatIsMissingAndDoesNotStart) {
+  // topo does not link the daemon (docs/agent.md): a copy of topo without topo-agent beside it
+  // or in ../libexec/nodetopo cannot run the agent, and says so instead of starting anything.
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "bin");
+  std::filesystem::copy_file(topo(), dir.path() / "bin/topo");
+  const auto r = run_command({(dir.path() / "bin/topo").string(), "agent", "--mock", "dgx-h100"},
+                             {"NODETOPO_AGENT_IN_PROCESS=1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("topo agent: cannot run topo-agent"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find((dir.path() / "bin/topo-agent").string() + ": not found"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("reinstall the nodetopo package"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <malloc.h>
 
 #include <nodetopo/base/log.hpp>
+#include <nodetopo/cli/helper_commands.hpp>
 #include <nodetopo/daemon/agent_command.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/daemon/logging.hpp>
@@ -87,11 +88,9 @@ int run_agent(const AgentOptions& opts) {
 
 void register_agent_command(CLI::App& app, std::function<int()>& runner) {
   auto opts = std::make_shared<AgentOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "agent",
-      "Run the long-running node agent: rediscover on hot-plug events, resync and SIGHUP; "
-      "publish to the NFD feature file, a JSON file and D-Bus; health and metrics over HTTP "
-      "(docs/agent.md)");
+  // Name and description shared with `topo`, which lists the command and execs topo-agent.
+  CLI::App* cmd = app.add_subcommand(std::string(cli::kAgentCommand.name),
+                                     std::string(cli::kAgentCommand.description));
   cmd->add_option("--config", opts->config,
                   "Agent config (YAML). Default: /etc/nodetopo/agent.yaml, used when present")
       ->type_name("FILE");
@@ -111,36 +110,6 @@ void register_agent_command(CLI::App& app, std::function<int()>& runner) {
                   "path) and exit: 0 valid, 1 invalid")
       ->type_name("FILE");
   cmd->callback([&runner, opts] { runner = [opts] { return run_agent(*opts); }; });
-}
-
-int agent_main(int argc, char** argv) {
-  // The same app as `topo`'s (name, version flag, exit codes), holding only this subcommand.
-  CLI::App app{"topo: node hardware topology discovery (nodetopo)", "topo"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("topo (nodetopo) ") + NODETOPO_VERSION);
-  std::function<int()> runner;
-  register_agent_command(app, runner);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
-  // As `topo` does before running a command: the agent's own settings follow from its config.
-  configure_logging(spdlog::level::err, LogFormat::kText);
-  if (!runner) return 2;
-  try {
-    return runner();
-  } catch (const std::exception& e) {
-    std::cerr << "topo: internal error: " << e.what() << "\n";
-    return 1;
-  }
 }
 
 }  // namespace nodetopo::daemon

@@ -3,10 +3,12 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <spdlog/sinks/systemd_sink.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <nodetopo/base/log.hpp>
+#include <nodetopo/base/log_journal.hpp>
 #include <nodetopo/daemon/logging.hpp>
 
 namespace nodetopo::daemon {
@@ -42,6 +44,9 @@ void configure_agent_logging(const AgentConfig& config) {
   // own. `log.format: journal` asks for it explicitly (a unit with StandardError= redirected).
   const bool journal =
       config.log_format == "journal" || (config.log_format == "text" && stderr_is_journal_stream());
+  // The journal sink is made here, where libsystemd is linked (log_journal.hpp).
+  // enable_formatting: base's pattern ("[logger] message") becomes the MESSAGE field.
+  if (journal) set_journal_sink(std::make_shared<spdlog::sinks::systemd_sink_mt>("nodetopo", true));
   configure_logging(level, format, journal ? LogSink::kJournal : LogSink::kStderr);
 }
 

@@ -2,12 +2,14 @@
 // reader, SHA-256 (FIPS 180-4 vectors) and atomic file writes.
 #include <cerrno>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/stat.h>
 
 #include <nodetopo/base/atomic_file.hpp>
@@ -15,6 +17,7 @@
 #include <nodetopo/base/file_read.hpp>
 #include <nodetopo/base/json_escape.hpp>
 #include <nodetopo/base/log.hpp>
+#include <nodetopo/base/log_journal.hpp>
 #include <nodetopo/base/sha256.hpp>
 #include <nodetopo/base/strings.hpp>
 #include <nodetopo/base/yaml_reader.hpp>
@@ -101,6 +104,31 @@ TEST(LogFields, PlainValuesBareOthersQuoted) {
 
 // ---------------------------------------------------------------------------------------------
 // strict YAML
+
+TEST(LogJournal, TheJournalIsTheSinkTheProgramGaveElseStderr) {
+  // Base links no libsystemd: kJournal writes to the sink the agent hands over, and without one
+  // stays on stderr instead of losing the lines.
+  auto log = component_logger("test.journal");
+  configure_logging(spdlog::level::info, LogFormat::kText, LogSink::kJournal);
+  ::testing::internal::CaptureStderr();
+  log->warn("before any journal sink");
+  log->flush();
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("before any journal sink"),
+            std::string::npos);
+
+  std::ostringstream journal;
+  set_journal_sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(journal));
+  configure_logging(spdlog::level::info, LogFormat::kText, LogSink::kJournal);
+  log->warn("to the journal");
+  log->flush();
+  EXPECT_EQ(journal.str(), "[test.journal] to the journal\n");
+  configure_logging(spdlog::level::info, LogFormat::kText, LogSink::kStderr);
+  ::testing::internal::CaptureStderr();
+  log->warn("back on stderr");
+  log->flush();
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("back on stderr"), std::string::npos);
+  EXPECT_EQ(journal.str(), "[test.journal] to the journal\n");
+}
 
 TEST(YamlReader, UnknownAndDuplicateKeysNameTheLine) {
   {

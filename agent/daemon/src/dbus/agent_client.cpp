@@ -1,11 +1,14 @@
+// The module nodetopo-agent-client.so (agent_client_module.hpp): the D-Bus calls of
+// `--from-agent`, through the proxy generated from the agent's IDL.
 #include <dev.nodetopo.Topology1.proxy.h>
 #include <sdbus-c++/sdbus-c++.h>
 
-#include <nodetopo/daemon/agent_client.hpp>
-
-namespace nodetopo::daemon {
+#include "agent_client_module.hpp"
 
 namespace {
+
+using nodetopo::daemon::AgentDocument;
+using nodetopo::daemon::AgentStatus;
 
 class Client final : public sdbus::ProxyInterfaces<dev::nodetopo::Topology1_proxy> {
  public:
@@ -21,27 +24,8 @@ class Client final : public sdbus::ProxyInterfaces<dev::nodetopo::Topology1_prox
   void onChanged(const uint64_t& /*generation*/, const std::string& /*shape*/) override {}
 };
 
-}  // namespace
-
-Result<std::string> fetch_agent_document(const std::string& bus, const std::string& kind,
-                                         const std::string& format) {
-  try {
-    auto connection =
-        bus == "session" ? sdbus::createSessionBusConnection() : sdbus::createSystemBusConnection();
-    Client client(*connection);
-    if (kind == "dump") return client.GetTopology(format);
-    if (kind == "matrix") return client.GetMatrix(format);
-    return client.Export(kind, format);
-  } catch (const sdbus::Error& e) {
-    return make_error(ErrorCode::kUnavailable,
-                      "no answer from topo agent (dev.nodetopo.Topology1 on the " + bus +
-                          " bus): " + e.getName() + ": " + e.getMessage());
-  }
-}
-
-Result<AgentDocument> fetch_agent_document_with_status(const std::string& bus,
-                                                       const std::string& kind,
-                                                       const std::string& format) {
+nodetopo::Result<AgentDocument> fetch(const std::string& bus, const std::string& kind,
+                                      const std::string& format, bool with_status) {
   try {
     auto connection =
         bus == "session" ? sdbus::createSessionBusConnection() : sdbus::createSystemBusConnection();
@@ -50,7 +34,7 @@ Result<AgentDocument> fetch_agent_document_with_status(const std::string& bus,
       return AgentStatus{client.Generation(), client.Health(), client.LastRefresh()};
     };
     AgentDocument out;
-    out.before = status();
+    if (with_status) out.before = status();
     if (kind == "dump") {
       out.document = client.GetTopology(format);
     } else if (kind == "matrix") {
@@ -58,13 +42,19 @@ Result<AgentDocument> fetch_agent_document_with_status(const std::string& bus,
     } else {
       out.document = client.Export(kind, format);
     }
-    out.after = status();
+    if (with_status) out.after = status();
     return out;
   } catch (const sdbus::Error& e) {
-    return make_error(ErrorCode::kUnavailable,
-                      "no answer from topo agent (dev.nodetopo.Topology1 on the " + bus +
-                          " bus): " + e.getName() + ": " + e.getMessage());
+    return nodetopo::make_error(nodetopo::ErrorCode::kUnavailable,
+                                "no answer from topo agent (dev.nodetopo.Topology1 on the " + bus +
+                                    " bus): " + e.getName() + ": " + e.getMessage());
   }
 }
 
-}  // namespace nodetopo::daemon
+}  // namespace
+
+extern "C" void nodetopo_fetch_agent_document_v1(const std::string* bus, const std::string* kind,
+                                                 const std::string* format, bool with_status,
+                                                 nodetopo::Result<AgentDocument>* out) {
+  *out = fetch(*bus, *kind, *format, with_status);
+}

@@ -11,6 +11,7 @@
 
 #include <nodetopo/base/log.hpp>
 
+#include "../module_path.hpp"
 #include "kubernetes_sink.hpp"
 #include "kubernetes_sink_module.hpp"
 
@@ -19,31 +20,6 @@ namespace nodetopo::daemon {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Where the module of this executable is: `NODETOPO_KUBE_SINK_MODULE_PATH` when set (tests of
-// an installed layout), else next to the build tree's topo / topo-agent, else the installed
-// <libdir>/nodetopo/ seen from <prefix>/bin/topo or <prefix>/libexec/nodetopo/topo-agent, else
-// the configured install path.
-std::vector<fs::path> module_candidates() {
-  std::vector<fs::path> out;
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read on the loop thread at start
-  if (const char* env = std::getenv("NODETOPO_KUBE_SINK_MODULE_PATH"); env && *env) {
-    out.emplace_back(env);
-    return out;
-  }
-  std::error_code ec;
-  // The executable's own location (a property of this process, not of the host root).
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path dir = exe.parent_path();
-    const fs::path lib = fs::path(NODETOPO_INSTALL_LIBDIR) / "nodetopo" / NODETOPO_KUBE_SINK_MODULE;
-    out.push_back(dir / "agent/daemon" / NODETOPO_KUBE_SINK_MODULE);
-    out.push_back(dir / ".." / lib);
-    out.push_back(dir / "../.." / lib);
-  }
-  out.emplace_back(fs::path(NODETOPO_INSTALL_FULL_LIBDIR) / "nodetopo" / NODETOPO_KUBE_SINK_MODULE);
-  return out;
-}
 
 struct Module {
   NodetopoMakeKubernetesSink make = nullptr;
@@ -59,7 +35,8 @@ const Module& load_module() {
     // registry, which both share, instead of making its own.
     component_logger("kube");
     std::string tried;
-    for (const fs::path& candidate : module_candidates()) {
+    for (const fs::path& candidate :
+         module_candidates(NODETOPO_KUBE_SINK_MODULE, "NODETOPO_KUBE_SINK_MODULE_PATH")) {
       std::error_code ec;
       if (!fs::is_regular_file(candidate, ec)) {
         tried += (tried.empty() ? "" : ", ") + candidate.lexically_normal().string();

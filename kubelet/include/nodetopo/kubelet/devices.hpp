@@ -1,7 +1,7 @@
 // The node's devices as the kubelet plugin needs them: what the driver publishes (the slice
 // device: name, attributes, capacity) plus what only the host knows and a container needs (the
 // device nodes). The plugin never discovers the host itself: `topo kubelet-plugin` hands it a
-// DeviceSource (agent/cli/src/kubelet_devices.cpp, the one adapter over agent/core).
+// DeviceSource (agent/cli/kubelet_plugin/src/kubelet_devices.cpp, the one adapter over agent/core).
 #pragma once
 
 #include <functional>

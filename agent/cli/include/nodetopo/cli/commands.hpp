@@ -1,43 +1,28 @@
-// The `topo` command line: one function per subcommand to register it on the CLI11 app.
+// The commands `topo` runs in its own process (dump, matrix, export, mock, fit), one function
+// each to register it on the CLI11 app, and the stand-ins of the commands it execs into
+// (helper_commands.hpp).
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <span>
-#include <string>
-
-namespace CLI {
-class App;
-}
+#include <nodetopo/cli/app.hpp>
+#include <nodetopo/cli/helper_commands.hpp>
 
 namespace nodetopo::cli {
-
-/// Exit codes of `topo`: 0 success, 1 failure (message names the path or object at fault),
-/// 2 usage error (unknown option, bad value).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
-
-/// A registered subcommand sets this to the function that runs it once parsing succeeded.
-using CommandRunner = std::function<int()>;
 
 void register_dump_command(CLI::App& app, CommandRunner& runner);
 void register_matrix_command(CLI::App& app, CommandRunner& runner);
 void register_export_command(CLI::App& app, CommandRunner& runner);
 void register_mock_command(CLI::App& app, CommandRunner& runner);
 void register_fit_command(CLI::App& app, CommandRunner& runner);
-void register_capture_command(CLI::App& app, CommandRunner& runner);
-void register_cleanup_command(CLI::App& app, CommandRunner& runner);
-void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner);
 
-/// Registers a subcommand that lives outside this library (`topo agent`, in agent/daemon): main
-/// passes it, so that the CLI does not link the daemon.
-using CommandRegistrar = void (*)(CLI::App& app, CommandRunner& runner);
+/// Registers every command of kHelperCommands with its name and description, taking all its
+/// arguments as they are (its own --help included): when one is chosen, the runner replaces
+/// this process with the helper, passing `argv` unchanged (exec_helper).
+void register_helper_commands(CLI::App& app, CommandRunner& runner, char** argv);
 
-/// What `topo --version` prints (without the newline); a capture stores it too.
-std::string version_line();
-
-/// Parses argv and runs the chosen command; returns the process exit code. Never throws.
-int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra = {});
+/// Runs `helper` in place of this process: execv() of its executable with `argv` (the same pid,
+/// arguments and environment), looked up next to this executable (a build tree), then in the
+/// installed <libexecdir>/nodetopo. Returns only when none can be executed: it has then printed
+/// which paths it tried and why each failed, and returns kExitFailure.
+int exec_helper(const HelperCommand& helper, char** argv);
 
 }  // namespace nodetopo::cli

@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include <nodetopo/cli/command_output.hpp>
-#include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/helper_commands.hpp>
 #include <nodetopo/cli/host_options.hpp>
+#include <nodetopo/cli/kubelet_plugin_command.hpp>
 #include <nodetopo/core/host_source.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 #include <nodetopo/kube/client_config.hpp>
@@ -99,10 +100,8 @@ int run_kubelet_plugin(const KubeletPluginCommand& opts) {
 
 void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner) {
   auto opts = std::make_shared<KubeletPluginCommand>();
-  CLI::App* cmd = app.add_subcommand(
-      "kubelet-plugin",
-      "Run the DRA kubelet plugin of nodetopo's driver: register with the kubelet, prepare the "
-      "claimed devices as CDI specs, optionally publish the ResourceSlices (docs/kubelet.md)");
+  CLI::App* cmd = app.add_subcommand(std::string(kKubeletPluginCommand.name),
+                                     std::string(kKubeletPluginCommand.description));
   add_host_options(*cmd, opts->host);
   cmd->add_option("--config", opts->config_file, "Plugin configuration (YAML, docs/kubelet.md)")
       ->type_name("FILE");

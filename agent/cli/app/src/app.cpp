@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <nodetopo/base/log.hpp>
-#include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/app.hpp>
 
 namespace nodetopo::cli {
 
@@ -25,7 +25,7 @@ std::string version_line() {
   return std::string("topo (nodetopo) ") + NODETOPO_VERSION;
 }
 
-int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra) {
+int run_cli(int argc, char** argv, std::span<const CommandRegistrar> commands) {
   CLI::App app{"topo: node hardware topology discovery (nodetopo)", "topo"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_line());
@@ -39,15 +39,7 @@ int run_cli(int argc, char** argv, std::span<const CommandRegistrar> extra) {
       ->capture_default_str();
 
   CommandRunner runner;
-  register_dump_command(app, runner);
-  register_matrix_command(app, runner);
-  register_export_command(app, runner);
-  register_mock_command(app, runner);
-  register_fit_command(app, runner);
-  register_capture_command(app, runner);
-  register_cleanup_command(app, runner);
-  register_kubelet_plugin_command(app, runner);
-  for (CommandRegistrar add : extra)
+  for (const CommandRegistrar& add : commands)
     add(app, runner);
 
   try {

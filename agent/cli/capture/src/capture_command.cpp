@@ -9,8 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include <nodetopo/base/atomic_file.hpp>
+#include <nodetopo/cli/capture_command.hpp>
 #include <nodetopo/cli/command_output.hpp>
-#include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/helper_commands.hpp>
 #include <nodetopo/cli/host_options.hpp>
 #include <nodetopo/core/render.hpp>
 
@@ -110,11 +111,8 @@ int run_capture(CaptureOptions& opts) {
 
 void register_capture_command(CLI::App& app, CommandRunner& runner) {
   auto opts = std::make_shared<CaptureOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "capture",
-      "Pack the files one discovery of the host reads (links kept as links), `topo --version` "
-      "and the JSON dump into FILE.tar.gz, to send a machine as a test case. Replay: tar xzf "
-      "FILE.tar.gz && topo dump --root FILE");
+  CLI::App* cmd = app.add_subcommand(std::string(kCaptureCommand.name),
+                                     std::string(kCaptureCommand.description));
   add_host_options(*cmd, opts->source.spec());
   cmd->add_option("--output,-o", opts->output,
                   "The .tar.gz to write (atomically: temporary file + rename); its name without "

@@ -9,8 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nodetopo/cli/cleanup_command.hpp>
 #include <nodetopo/cli/command_output.hpp>
-#include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/helper_commands.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 #include <nodetopo/kube/publisher.hpp>
 
@@ -60,10 +61,8 @@ int run_cleanup(const CleanupCommand& opts) {
 
 void register_cleanup_command(CLI::App& app, CommandRunner& runner) {
   auto opts = std::make_shared<CleanupCommand>();
-  CLI::App* cmd = app.add_subcommand(
-      "cleanup",
-      "Remove what the agent published for a node: its ResourceSlices of the driver, the NFD "
-      "NodeFeature, the Node labels nodetopo owns, the NodeResourceTopology (for uninstalling)");
+  CLI::App* cmd = app.add_subcommand(std::string(kCleanupCommand.name),
+                                     std::string(kCleanupCommand.description));
   cmd->add_option("--kubeconfig", opts->kubeconfig,
                   "kubeconfig file (default: $KUBECONFIG, else in-cluster credentials)")
       ->type_name("FILE");

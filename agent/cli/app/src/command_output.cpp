@@ -1,8 +1,8 @@
 #include <iostream>
 
 #include <nodetopo/base/atomic_file.hpp>
+#include <nodetopo/cli/app.hpp>
 #include <nodetopo/cli/command_output.hpp>
-#include <nodetopo/cli/commands.hpp>
 
 namespace nodetopo::cli {
 

@@ -1,0 +1,12 @@
+// `topo kubelet-plugin`: registered by topo-kubelet-plugin (agent/kubelet_plugin_main.cpp), the
+// only executable that links gRPC and protobuf.
+#pragma once
+
+#include <nodetopo/cli/app.hpp>
+
+namespace nodetopo::cli {
+
+/// Adds `kubelet-plugin` (kKubeletPluginCommand) to `app`; sets `runner` when it is chosen.
+void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner);
+
+}  // namespace nodetopo::cli

@@ -1,0 +1,83 @@
+// fetch_agent_document*(): load nodetopo-agent-client.so (agent_client_module.hpp) on first use
+// and ask it. A `topo` that never asks an agent maps neither sdbus-c++ nor libsystemd.
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include <dlfcn.h>
+
+#include <nodetopo/daemon/agent_client.hpp>
+
+#include "../module_path.hpp"
+#include "agent_client_module.hpp"
+
+namespace nodetopo::daemon {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Module {
+  NodetopoFetchAgentDocument fetch = nullptr;
+  std::string error;
+};
+
+const Module& load_module() {
+  static Module module;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string tried;
+    for (const fs::path& candidate :
+         module_candidates(NODETOPO_AGENT_CLIENT_MODULE, "NODETOPO_AGENT_CLIENT_MODULE_PATH")) {
+      std::error_code ec;
+      if (!fs::is_regular_file(candidate, ec)) {
+        tried += (tried.empty() ? "" : ", ") + candidate.lexically_normal().string();
+        continue;
+      }
+      // Never closed: the process ends soon after its one request.
+      void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle == nullptr) {
+        const char* why = ::dlerror();
+        module.error = candidate.string() + ": cannot load: " + (why ? why : "unknown error");
+        return;
+      }
+      module.fetch = reinterpret_cast<NodetopoFetchAgentDocument>(
+          ::dlsym(handle, NODETOPO_AGENT_CLIENT_ENTRY));
+      if (module.fetch == nullptr) {
+        module.error = candidate.string() + ": no " NODETOPO_AGENT_CLIENT_ENTRY
+                                            " (a module of another nodetopo build?)";
+      }
+      return;
+    }
+    module.error = "the D-Bus client module " NODETOPO_AGENT_CLIENT_MODULE
+                   " is not installed (looked for " +
+                   tried + "): reinstall the nodetopo package";
+  });
+  return module;
+}
+
+Result<AgentDocument> fetch(const std::string& bus, const std::string& kind,
+                            const std::string& format, bool with_status) {
+  const Module& module = load_module();
+  if (module.fetch == nullptr) return make_error(ErrorCode::kUnavailable, module.error);
+  Result<AgentDocument> out = make_error(ErrorCode::kUnavailable, "the module gave no answer");
+  module.fetch(&bus, &kind, &format, with_status, &out);
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> fetch_agent_document(const std::string& bus, const std::string& kind,
+                                         const std::string& format) {
+  auto doc = fetch(bus, kind, format, false);
+  if (!doc) return doc.error();
+  return std::move(doc.value().document);
+}
+
+Result<AgentDocument> fetch_agent_document_with_status(const std::string& bus,
+                                                       const std::string& kind,
+                                                       const std::string& format) {
+  return fetch(bus, kind, format, true);
+}
+
+}  // namespace nodetopo::daemon

@@ -1,0 +1,196 @@
+// `topo` and the helper executables it execs into (docs/cli.md, "Executables"): what each one
+// links (ELF NEEDED entries and what the dynamic linker maps), help and global options through
+// the dispatch, and the message when a helper is missing.
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace nodetopo::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The library families that must stay out of `topo` (issue 18: their loading alone cost `topo
+// --version` 61 M instructions and `topo dump` 15 MiB of peak RSS). sdbus-c++ and libsystemd
+// are loaded only by `--from-agent`, with the module nodetopo-agent-client.so.
+const char* const kHeavy = "grpc|protobuf|absl|curl|archive|event|sdbus|systemd";
+
+// One library per line: the NEEDED entries of `readelf -d`, or the sonames `ldd` resolves (every
+// library the process will map, transitively).
+std::vector<std::string> needed(const fs::path& exe) {
+  const CommandResult r = run_command({"readelf", "-d", exe.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> out;
+  const std::regex entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), entry), end; it != end; ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+std::vector<std::string> mapped(const fs::path& exe) {
+  const CommandResult r = run_command({"ldd", exe.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.find("not found"), std::string::npos) << exe << ": " << line;
+    std::istringstream words(line);
+    std::string soname;
+    if (words >> soname) out.push_back(soname);
+  }
+  return out;
+}
+
+// The libraries of `libs` whose name matches the alternatives in `families` ("curl|grpc").
+std::vector<std::string> matching(const std::vector<std::string>& libs,
+                                  const std::string& families) {
+  const std::regex family("lib(" + families + ")");
+  std::vector<std::string> out;
+  for (const std::string& lib : libs) {
+    if (std::regex_search(lib, family)) out.push_back(lib);
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v)
+    out += s + " ";
+  return out;
+}
+
+TEST(Executables, TopoLinksNoLibraryOfTheHeavyCommands) {
+  const fs::path topo = build_dir() / "topo";
+  const auto direct = needed(topo);
+  // The checks read the right output: topo does need hwloc (the cpu probe) and RE2 (fit).
+  EXPECT_FALSE(matching(direct, "hwloc").empty()) << joined(direct);
+  EXPECT_FALSE(matching(direct, "re2").empty()) << joined(direct);
+  EXPECT_TRUE(matching(direct, kHeavy).empty()) << "NEEDED: " << joined(matching(direct, kHeavy));
+  const auto all = mapped(topo);
+  EXPECT_TRUE(matching(all, kHeavy).empty()) << "mapped: " << joined(matching(all, kHeavy));
+}
+
+TEST(Executables, EachHelperMapsItsOwnLibrariesOnly) {
+  struct Case {
+    const char* exe;
+    const char* needs;     // a family it must map (proves the listing)
+    const char* must_not;  // families it must not map
+  };
+  const Case cases[] = {
+      {"topo-capture", "archive", "curl|grpc|protobuf|absl|event"},
+      {"topo-cleanup", "curl", "grpc|protobuf|absl|archive|event|hwloc|pci"},
+      // The plugin reads its claims and publishes ResourceSlices through kube (libcurl).
+      {"topo-kubelet-plugin", "grpc", "archive|event"},
+      {"topo-agent", "event", "grpc|protobuf|absl|archive|curl"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.exe);
+    const auto all = mapped(build_dir() / c.exe);
+    EXPECT_FALSE(matching(all, c.needs).empty()) << joined(all);
+    EXPECT_TRUE(matching(all, c.must_not).empty()) << joined(matching(all, c.must_not));
+  }
+}
+
+TEST(Executables, HelpListsEveryCommandAndEachCommandsHelpIsItsOwn) {
+  const fs::path topo = build_dir() / "topo";
+  const CommandResult all = run_command({topo.string(), "--help"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  struct Case {
+    const char* command;
+    const char* described;  // words of its description in `topo --help`
+    const char* option;     // an option only its own help shows
+  };
+  const Case cases[] = {
+      {"capture", "Pack the files one discovery", "--output"},
+      {"cleanup", "Remove what the agent published", "--kubeconfig"},
+      {"kubelet-plugin", "Run the DRA kubelet plugin", "--plugins-dir"},
+      {"agent", "Run the long-running node agent", "--check-config"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    EXPECT_NE(all.out.find(std::string("  ") + c.command), std::string::npos) << all.out;
+    EXPECT_NE(all.out.find(c.described), std::string::npos) << all.out;
+    const CommandResult own = run_command({topo.string(), c.command, "--help"});
+    EXPECT_EQ(own.exit_code, 0) << own.err;
+    EXPECT_NE(own.out.find(c.option), std::string::npos) << own.out;
+    EXPECT_NE(own.out.find(c.described), std::string::npos) << own.out;
+  }
+}
+
+TEST(Executables, GlobalOptionsBeforeTheCommandReachTheHelper) {
+  TempDir dir;
+  const fs::path out = dir.path() / "c.tar.gz";
+  const CommandResult r =
+      run_command({(build_dir() / "topo").string(), "--log-level=debug", "--log-format", "json",
+                   "capture", "--mock", "synthetic:gpus=1,nics=1", "-o", out.string()},
+                  {"TMPDIR=" + dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(out));
+  // The helper's discovery logged at debug level, as JSON lines.
+  EXPECT_NE(r.err.find(R"("level":"debug","logger":"discovery")"), std::string::npos) << r.err;
+  // A bad global option is the same usage error before a helper's command as before dump's.
+  const CommandResult bad =
+      run_command({(build_dir() / "topo").string(), "--log-level", "loud", "capture", "--help"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("loud"), std::string::npos) << bad.err;
+}
+
+TEST(Executables, MissingOrBrokenHelperIsAClearFailureNamingThePaths) {
+  // topo alone, as after a partial copy or a damaged installation.
+  TempDir dir;
+  const fs::path bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  fs::copy_file(build_dir() / "topo", bin / "topo");
+  const std::string topo = (bin / "topo").string();
+  const CommandResult help = run_command({topo, "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("capture"), std::string::npos) << help.out;
+
+  const CommandResult missing = run_command({topo, "capture", "--help"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(missing.out.empty()) << missing.out;
+  for (const std::string& part :
+       {std::string("cannot run topo-capture"), (bin / "topo-capture").string() + ": not found",
+        (dir.path() / "libexec/nodetopo/topo-capture").string() + ": not found",
+        std::string("reinstall the nodetopo package")}) {
+    EXPECT_NE(missing.err.find(part), std::string::npos) << part << " missing from\n"
+                                                         << missing.err;
+  }
+
+  // Present but not executable; executable but not a program: each path with its reason.
+  write_file(bin / "topo-cleanup", "not a program\n");
+  fs::permissions(bin / "topo-cleanup", fs::perms::owner_read | fs::perms::owner_write);
+  const CommandResult denied = run_command({topo, "--log-level", "debug", "cleanup"});
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_NE(denied.err.find((bin / "topo-cleanup").string() + ": Permission denied"),
+            std::string::npos)
+      << denied.err;
+  fs::permissions(bin / "topo-cleanup", fs::perms::owner_all);
+  const CommandResult broken = run_command({topo, "cleanup"});
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_NE(broken.err.find((bin / "topo-cleanup").string() + ": Exec format error"),
+            std::string::npos)
+      << broken.err;
+}
+
+TEST(Executables, FromAgentWithoutTheClientModuleIsAClearFailure) {
+  // The module is found beside the build tree's topo (the --from-agent tests use it); a missing
+  // one is named, with what to do, and nothing is printed on stdout.
+  const CommandResult r =
+      run_command({(build_dir() / "topo").string(), "dump", "--from-agent", "--bus", "session"},
+                  {"NODETOPO_AGENT_CLIENT_MODULE_PATH=/nonexistent/nodetopo-agent-client.so"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("nodetopo-agent-client.so is not installed (looked for "
+                       "/nonexistent/nodetopo-agent-client.so): reinstall the nodetopo package"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace nodetopo::test
