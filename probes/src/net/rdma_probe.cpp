@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <utility>
 
+#include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/rdma_probe.hpp>
 #include <nodetopo/topology/ids.hpp>
 
+#include "net/class_cache.hpp"
 #include "net/net_class_device.hpp"
 
 namespace nodetopo::probes {
@@ -109,24 +111,36 @@ void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex 
 
 Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   const SysRoot& root = ctx.root();
+  detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
   auto names = list_subsystem(root, kRdmaDir, "no RDMA devices in this root");
-  if (!names) return names.error();
-  for (const std::string& name : names.value()) {
-    auto located = locate_class_device(ctx, builder, kRdmaDir, name);
-    if (!located) continue;
-    RdmaDeviceInfo info;
-    info.name = name;
-    if (!located->dir.empty()) {
-      if (auto guid = read_optional_attr(ctx, located->dir + "/node_guid")) {
-        info.node_guid = std::move(*guid);
-      }
-      info.ports = read_ports(ctx, located->dir);
-    }
-    info.is_virtual = located->pci_function == kNoNode;
-    if (!info.is_virtual) match_netdevs(ctx, builder, located->pci_function, info.ports);
-    const NodeIndex parent = info.is_virtual ? builder.root() : located->pci_function;
-    auto added = builder.add(NodeKind::kRdmaDevice, node_id::rdma(name), parent, std::move(info));
-    if (!added) ctx.warn(added.error());
+  if (!names) {
+    if (cache != nullptr) cache->clear();
+    return names.error();
+  }
+  std::size_t read = 0;
+  std::size_t reused = 0;
+  detail::visit_class_entries(
+      ctx, builder, kRdmaDir, names.value(), cache, read, reused,
+      [&ctx](const ClassDevice& located, RdmaDeviceInfo& info) {
+        if (located.dir.empty()) return;
+        if (auto guid = read_optional_attr(ctx, located.dir + "/node_guid")) {
+          info.node_guid = std::move(*guid);
+        }
+        info.ports = read_ports(ctx, located.dir);
+      },
+      [&](const std::string& name, const ClassDevice& located, RdmaDeviceInfo info) {
+        info.name = name;
+        info.is_virtual = located.pci_function == kNoNode;
+        // From the interfaces the net probe found in this discovery: never cached.
+        if (!info.is_virtual) match_netdevs(ctx, builder, located.pci_function, info.ports);
+        const NodeIndex parent = info.is_virtual ? builder.root() : located.pci_function;
+        auto added =
+            builder.add(NodeKind::kRdmaDevice, node_id::rdma(name), parent, std::move(info));
+        if (!added) ctx.warn(added.error());
+      });
+  if (ctx.cache() != nullptr) {
+    ctx.cache()->mutable_stats().rdma_read = read;
+    ctx.cache()->mutable_stats().rdma_reused = reused;
   }
   return {};
 }
