@@ -388,6 +388,19 @@ TEST(RefreshCache, NetAndRdmaEventsGiveWhatAFreshDiscoveryGives) {
   EXPECT_EQ(cache.stats().net_read, 1U);
   EXPECT_EQ(cache.stats().rdma_read, 1U);
 
+  // An interface's dev_port changed (the RDMA probe matches a port's netdev by it): the control,
+  // then the interface's event, which re-reads it and the RDMA device of its function.
+  write_text(root / nic0 / "dev_port", "1\n");
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), rebound);
+  const std::string other_port = host.fresh();
+  ASSERT_NE(other_port, rebound);  // the port's netdev no longer matches
+  cache.invalidate(net_event(nic0));
+  EXPECT_EQ(host.snapshot(&cache), other_port);
+  write_text(root / nic0 / "dev_port", "0\n");
+  cache.invalidate(net_event(nic0));
+  EXPECT_EQ(host.snapshot(&cache), rebound);
+
   // A PCI event without a path reads every interface and RDMA device again.
   Changes all_pci = Changes::none();
   all_pci.pci = true;

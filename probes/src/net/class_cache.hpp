@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,12 +49,15 @@ struct ClassCache {
   /// or below one of these root-relative paths (an event's device, a PCI function's).
   bool all_dirty = true;
   std::vector<std::string> dirty_paths;
+  /// The entries the last discovery read rather than took from here.
+  std::set<std::string, std::less<>> read_now;
 
   void clear() {
     entries.clear();
     valid = false;
     all_dirty = true;
     dirty_paths.clear();
+    read_now.clear();
   }
 
   /// Marks `paths` dirty; an empty list means every entry.
@@ -92,9 +97,25 @@ struct ClassCache {
 };
 
 using NetCache = ClassCache<NetDeviceInfo>;
+
+/// What tells which RDMA port an interface belongs to (RdmaProbe): its dev_port (dev_id on old
+/// kernels), 1-based, and whether it is a child (VLAN, P_Key) of another interface.
+struct InterfacePort {
+  std::optional<std::uint64_t> port;
+  bool child = false;
+};
+
 /// A port's netdev matched through its function's interfaces is not kept (RdmaProbe matches it
-/// on every discovery, from what the net probe found).
-using RdmaCache = ClassCache<RdmaDeviceInfo>;
+/// on every discovery, from what the net probe found); what it read of those interfaces is, by
+/// name, and used while the net cache took the interface from itself too.
+struct RdmaCache : ClassCache<RdmaDeviceInfo> {
+  std::map<std::string, InterfacePort, std::less<>> interfaces;
+
+  void clear() {
+    ClassCache<RdmaDeviceInfo>::clear();
+    interfaces.clear();
+  }
+};
 
 }  // namespace nodetopo::probes::detail
 
@@ -112,6 +133,7 @@ void visit_class_entries(ProbeContext& ctx, const TopologyBuilder& builder,
                          ClassCache<Info>* cache, std::size_t& read_count,
                          std::size_t& reused_count, Read&& read, Add&& add) {
   std::map<std::string, ClassEntry<Info>, std::less<>> kept;
+  std::set<std::string, std::less<>> read_now;
   auto since = [&ctx](std::size_t from) {
     return std::vector<std::string>(ctx.warnings().begin() + static_cast<std::ptrdiff_t>(from),
                                     ctx.warnings().end());
@@ -141,6 +163,7 @@ void visit_class_entries(ProbeContext& ctx, const TopologyBuilder& builder,
       ++reused_count;
     } else {
       ++read_count;
+      read_now.insert(name);
       const std::size_t before = ctx.warnings().size();
       auto resolved = resolve_class_device(ctx, class_dir, name, entry.address);
       if (!resolved) continue;
@@ -155,7 +178,10 @@ void visit_class_entries(ProbeContext& ctx, const TopologyBuilder& builder,
     add(name, located, Info(entry.info));
     if (cache != nullptr && !entry.target.empty()) kept.emplace(name, std::move(entry));
   }
-  if (cache != nullptr) cache->remember(std::move(kept));
+  if (cache != nullptr) {
+    cache->remember(std::move(kept));
+    cache->read_now = std::move(read_now);
+  }
 }
 
 }  // namespace nodetopo::probes::detail

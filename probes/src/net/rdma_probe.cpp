@@ -83,16 +83,29 @@ Candidate describe_interface(ProbeContext& ctx, const std::string& name) {
   return c;
 }
 
-// Fills the ports that have no netdev from the interfaces of the same PCI function.
+// Fills the ports that have no netdev from the interfaces of the same PCI function. With a cache,
+// an interface the net probe took from its cache is described as the last discovery found it.
 void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex pci_function,
                    std::vector<RdmaPort>& ports) {
   const bool missing =
       std::any_of(ports.begin(), ports.end(), [](const RdmaPort& p) { return p.netdev.empty(); });
   if (!missing) return;
+  detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
+  const detail::NetCache* net = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
   std::vector<Candidate> candidates;
   for (NodeIndex child : builder.node(pci_function).children) {
-    if (const auto* net = builder.node(child).get_if<NetDeviceInfo>()) {
-      candidates.push_back(describe_interface(ctx, net->name));
+    const auto* info = builder.node(child).get_if<NetDeviceInfo>();
+    if (info == nullptr) continue;
+    if (cache != nullptr) {
+      auto known = cache->interfaces.find(info->name);
+      if (known != cache->interfaces.end() && net->valid && !net->read_now.contains(info->name)) {
+        candidates.push_back({info->name, known->second.port, known->second.child});
+        continue;
+      }
+    }
+    candidates.push_back(describe_interface(ctx, info->name));
+    if (cache != nullptr) {
+      cache->interfaces[info->name] = {candidates.back().port, candidates.back().child};
     }
   }
   std::erase_if(candidates, [](const Candidate& c) { return c.child; });
@@ -131,7 +144,7 @@ Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
       [&](const std::string& name, const ClassDevice& located, RdmaDeviceInfo info) {
         info.name = name;
         info.is_virtual = located.pci_function == kNoNode;
-        // From the interfaces the net probe found in this discovery: never cached.
+        // From the interfaces the net probe found in this discovery (match_netdevs).
         if (!info.is_virtual) match_netdevs(ctx, builder, located.pci_function, info.ports);
         const NodeIndex parent = info.is_virtual ? builder.root() : located.pci_function;
         auto added =

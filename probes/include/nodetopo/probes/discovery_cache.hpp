@@ -71,6 +71,7 @@ namespace detail {
 struct PciCache;  // probes/src/pci/pci_cache.hpp
 template <class Info>
 struct ClassCache;  // probes/src/net/class_cache.hpp
+struct RdmaCache;
 }  // namespace detail
 
 class DiscoveryCache {
@@ -110,14 +111,14 @@ class DiscoveryCache {
   [[nodiscard]] std::optional<Platform>& platform() { return platform_; }
   [[nodiscard]] detail::PciCache& pci() { return *pci_; }
   [[nodiscard]] detail::ClassCache<NetDeviceInfo>& net() { return *net_; }
-  [[nodiscard]] detail::ClassCache<RdmaDeviceInfo>& rdma() { return *rdma_; }
+  [[nodiscard]] detail::RdmaCache& rdma() { return *rdma_; }
   Stats& mutable_stats() { return stats_; }
 
  private:
   std::optional<Platform> platform_;
   std::unique_ptr<detail::PciCache> pci_;
   std::unique_ptr<detail::ClassCache<NetDeviceInfo>> net_;
-  std::unique_ptr<detail::ClassCache<RdmaDeviceInfo>> rdma_;
+  std::unique_ptr<detail::RdmaCache> rdma_;
   Stats stats_;
   unsigned long long dev_ = 0;
   unsigned long long ino_ = 0;
