@@ -3,17 +3,26 @@
 //
 //   nodetopo_refresh_bench [--runs 21] [--json out.json] name=ROOT ...
 //
-// Per root, in one process, as the agent does it (agent/daemon/src/snapshot_source.cpp): the host
-// opened once, the process environment written once, then each round
-//   full      core::take_snapshot without a cache (a fresh SysRoot, every probe, the digest)
-//             and every document the agent serves rendered (core::render);
-//   pci       the same through a probes::DiscoveryCache after a PCI uevent naming one function
-//             (the last accelerator, else the last function): what a hot-plug refresh costs;
-//   noop      the same after an event that touches nothing cached (a net event), and whether
-//             its digest equals the previous one (the agent then writes nothing);
+// Per root, in one process, as the agent does it (agent/daemon/src/snapshot_source.cpp: one
+// core::Refresher per host, which keeps a probes::DiscoveryCache and renders the served
+// documents only when what they are made of changed): the host opened once, the process
+// environment written once, then each round
+//   full      a refresh by a new Refresher: every probe, the digest, every document the agent
+//             serves rendered (what the agent's start costs);
+//   pci       the agent's Refresher after a PCI uevent naming one function (the last
+//             accelerator, else the last function) that changed nothing: what a hot-plug event
+//             costs when the topology is the same — the figure of merit, pci / lstopo (target
+//             0.4 in docs/performance.md; checked by nodetopo_bench_compare --check-report);
+//   noop      the same after an event that touches nothing cached, and whether its digest equals
+//             the previous one (the agent then writes nothing);
+//   changed   the same after a PCI uevent whose content did change: that function's driver
+//             unbound (its `driver` link and the DRIVER= line of its `uevent` removed), or bound
+//             again in the next round, so every document is rendered again — reported, not a
+//             target;
 //   lstopo    lstopo-no-graphics --of xml with HWLOC_FSROOT=ROOT, a fresh process.
-// The figure of merit is pci / lstopo (target 0.4 in docs/performance.md; checked by
-// nodetopo_bench_compare --check-report).
+// The bench fails (exit 1) when a cached refresh differs from a fresh one, when the unchanged
+// PCI event rendered documents, or when the changed one did not. The root is modified (the
+// driver link) during the run and restored at the end.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +30,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +40,7 @@
 #include <nlohmann/json.hpp>
 
 #include <nodetopo/core/host_source.hpp>
-#include <nodetopo/core/render.hpp>
+#include <nodetopo/core/refresh.hpp>
 #include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/probes/discovery_cache.hpp>
 
@@ -38,7 +50,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using nodetopo::core::DocumentKind;
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -47,48 +58,65 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// What the agent renders on each refresh (snapshot_source.cpp's list).
-const std::vector<std::pair<DocumentKind, const char*>>& served() {
-  using K = DocumentKind;
-  static const std::vector<std::pair<DocumentKind, const char*>> docs = {
-      {K::kDump, "text"},
-      {K::kDump, "json"},
-      {K::kDump, "dot"},
-      {K::kMatrix, "text"},
-      {K::kMatrix, "json"},
-      {K::kResourceSlices, "yaml"},
-      {K::kResourceSlices, "json"},
-      {K::kLabels, "plain"},
-      {K::kLabels, "nfd"},
-      {K::kLabels, "patch"},
-      {K::kLabels, "nodefeature"},
-      {K::kNrt, "yaml"},
-      {K::kNrt, "json"},
-      {K::kShape, "text"},
-      {K::kShape, "json"},
-  };
-  return docs;
-}
-
-// One refresh: a snapshot and every served document. Returns the digest.
-std::string refresh(const nodetopo::core::OpenedHost& host, nodetopo::probes::DiscoveryCache* cache,
-                    double* ms) {
+// One refresh as the agent makes it. Returns its result; `ms` is the time it took.
+nodetopo::core::Refreshed refresh(const nodetopo::core::OpenedHost& host,
+                                  nodetopo::core::Refresher& refresher,
+                                  const nodetopo::probes::Changes& changes, double* ms) {
   const auto started = Clock::now();
-  auto snap = nodetopo::core::take_snapshot(
-      host, {.node_name = "bench-node", .with_digest = true, .reopen_root = true, .cache = cache});
-  if (!snap) {
-    std::cerr << "refresh bench: " << snap.error().describe() << "\n";
+  auto r = refresher.refresh(host, {.node_name = "bench-node", .reopen_root = true}, changes);
+  *ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  if (!r) {
+    std::cerr << "refresh bench: " << r.error().describe() << "\n";
     std::exit(1);
   }
-  std::size_t bytes = 0;
-  for (const auto& [kind, format] : served()) {
-    auto doc = nodetopo::core::render(snap.value(), kind, format);
-    if (doc) bytes += doc.value().size();
+  if (r.value().documents->documents.empty()) {
+    std::cerr << "refresh bench: no document rendered\n";
   }
-  *ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-  if (bytes == 0) std::cerr << "refresh bench: no document rendered\n";
-  return snap.value().digest;
+  return std::move(r.value());
 }
+
+// The driver binding of one function, as the kernel shows it: the `driver` link and the
+// DRIVER= line of `uevent` (which the PCI probe reads first).
+struct Binding {
+  fs::path dir;
+  fs::path driver;     // the link's text
+  std::string uevent;  // the file while bound
+  bool bound = false;
+
+  static std::optional<Binding> of(const fs::path& dir) {
+    std::error_code ec;
+    Binding b;
+    b.dir = dir;
+    b.driver = fs::read_symlink(dir / "driver", ec);
+    if (ec) return std::nullopt;
+    std::ifstream in(dir / "uevent");
+    b.uevent.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    b.bound = true;
+    return b;
+  }
+
+  // Unbinds the driver, or binds it again: what `echo ADDR > .../unbind` and `.../bind` change.
+  void toggle() {
+    bound = !bound;
+    std::error_code ec;
+    if (bound) {
+      fs::create_symlink(driver, dir / "driver", ec);
+    } else {
+      fs::remove(dir / "driver", ec);
+    }
+    std::string text;
+    std::istringstream lines(uevent);
+    for (std::string line; std::getline(lines, line);) {
+      if (bound || !line.starts_with("DRIVER=")) text += line + "\n";
+    }
+    std::ofstream out(dir / "uevent", std::ios::trunc);
+    out << text;
+    if (ec || !out.flush()) {
+      std::cerr << "refresh bench: cannot change the driver binding of " << dir.string() << "\n";
+      std::exit(1);
+    }
+  }
+};
 
 // The device path ("sys/devices/...") a PCI uevent would name: the last 3D/display controller,
 // else the last function.
@@ -111,6 +139,16 @@ std::string event_path(const fs::path& root) {
   return fs::relative(fs::canonical(pick.back(), ec), fs::canonical(root, ec), ec).string();
 }
 
+constexpr const char* kUsage =
+    "usage: nodetopo_refresh_bench [--runs N] [--json FILE] name=ROOT...\n"
+    "  Measures the agent's refresh of each ROOT (a host root: topo mock build ...) against\n"
+    "  lstopo-no-graphics --of xml of the same root, interleaved, medians of N rounds (21):\n"
+    "  full (a new refresher: every probe, every served document), after a PCI uevent that\n"
+    "  changed nothing (the figure of merit, pci/lstopo), after a no-op event, and after a PCI\n"
+    "  uevent that changed content (a driver unbound or bound again: documents rendered).\n"
+    "  Prints a Markdown table; --json FILE writes the figures. Exit 0, 1 when a refresh\n"
+    "  fails or a cached refresh differs from a fresh one, 2 for a usage error.\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,6 +157,10 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> roots;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
     if ((arg == "--runs" || arg == "--json") && i + 1 < argc) {
       (arg == "--runs" ? void(runs = std::max(1, std::atoi(argv[++i])))
                        : void(json_path = argv[++i]));
@@ -126,19 +168,22 @@ int main(int argc, char** argv) {
       roots.emplace_back(arg.substr(0, arg.find('=')),
                          fs::absolute(arg.substr(arg.find('=') + 1)).string());
     } else {
-      std::cerr << "usage: nodetopo_refresh_bench [--runs N] [--json FILE] name=ROOT...\n";
+      std::cerr << kUsage;
       return 2;
     }
   }
   if (roots.empty()) {
-    std::cerr << "refresh bench: at least one name=ROOT is required\n";
+    std::cerr << "refresh bench: at least one name=ROOT is required\n" << kUsage;
     return 2;
   }
+  using nodetopo::core::Refresher;
+  using nodetopo::probes::Changes;
   nlohmann::ordered_json report = nlohmann::ordered_json::array();
   std::printf(
-      "| root | full refresh ms | after a PCI uevent ms | no-op ms | lstopo ms | pci/lstopo | "
-      "full/lstopo | PCI functions read / reused | no-op digest unchanged |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+      "| root | full refresh ms | after a PCI uevent ms | no-op ms | after a changing PCI uevent "
+      "ms | lstopo ms | pci/lstopo | changed/lstopo | full/lstopo | PCI functions read / reused "
+      "| no-op digest unchanged |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
   int status = 0;
   for (const auto& [name, root] : roots) {
     nodetopo::core::HostSource source(nodetopo::core::HostSpec{.root = root, .mock = ""});
@@ -151,12 +196,20 @@ int main(int argc, char** argv) {
     // Between discoveries no other thread runs: the rule of environment.hpp holds.
     nodetopo::core::write_process_environment(host.value());
     const std::string path = event_path(root);
-    nodetopo::probes::DiscoveryCache cache;
+    std::optional<Binding> binding;
+    if (!path.empty()) binding = Binding::of(fs::path(root) / path);
+    Changes event = Changes::none();
+    event.pci = true;
+    if (!path.empty()) event.pci_paths.push_back(path);
+
+    Refresher agent(nodetopo::core::agent_documents());
     double ms = 0;
-    std::string digest = refresh(host.value(), &cache, &ms);  // warm-up, fills the cache
-    std::vector<double> full, pci, noop, lstopo;
+    std::string digest = refresh(host.value(), agent, Changes{}, &ms).digest;  // warm-up
+    std::vector<double> full, pci, noop, changed, lstopo;
     bool noop_unchanged = true;
     bool pci_equal = true;
+    bool pci_rendered = false;
+    bool changed_rendered = true;
     std::size_t read = 0;
     std::size_t reused = 0;
     nodetopo::spawn::ChildOptions lstopo_options;
@@ -165,24 +218,35 @@ int main(int argc, char** argv) {
     lstopo_options.err = nodetopo::spawn::Stream::kDiscard;
     (void)nodetopo::spawn::run({"lstopo-no-graphics", "--of", "xml", "-"}, lstopo_options);
     for (int r = 0; r < runs; ++r) {
-      const std::string fresh = refresh(host.value(), nullptr, &ms);
+      // The host as the last changing event left it, discovered afresh: what every cached
+      // refresh of this round must equal.
+      Refresher fresh(nodetopo::core::agent_documents());
+      const std::string fresh_digest = refresh(host.value(), fresh, Changes{}, &ms).digest;
       full.push_back(ms);
+      pci_equal = pci_equal && fresh_digest == digest;
 
-      nodetopo::probes::Changes event = nodetopo::probes::Changes::none();
-      event.pci = true;
-      if (!path.empty()) event.pci_paths.push_back(path);
-      cache.invalidate(event);
-      const std::string after_pci = refresh(host.value(), &cache, &ms);
+      const auto after_pci = refresh(host.value(), agent, event, &ms);
       pci.push_back(ms);
-      pci_equal = pci_equal && after_pci == fresh;
-      read = cache.stats().pci_functions_read;
-      reused = cache.stats().pci_functions_reused;
+      pci_equal = pci_equal && after_pci.digest == fresh_digest;
+      pci_rendered = pci_rendered || after_pci.rendered;
+      read = agent.cache().stats().pci_functions_read;
+      reused = agent.cache().stats().pci_functions_reused;
 
-      cache.invalidate(nodetopo::probes::Changes::none());
-      const std::string after_noop = refresh(host.value(), &cache, &ms);
+      const auto after_noop = refresh(host.value(), agent, Changes::none(), &ms);
       noop.push_back(ms);
-      noop_unchanged = noop_unchanged && after_noop == after_pci && after_noop == digest;
-      digest = after_noop;
+      noop_unchanged =
+          noop_unchanged && after_noop.digest == after_pci.digest && !after_noop.rendered;
+
+      if (binding) {
+        binding->toggle();
+        const auto after_change = refresh(host.value(), agent, event, &ms);
+        changed.push_back(ms);
+        changed_rendered =
+            changed_rendered && after_change.rendered && after_change.digest != after_noop.digest;
+        digest = after_change.digest;
+      } else {
+        digest = after_noop.digest;
+      }
 
       const auto child =
           nodetopo::spawn::run({"lstopo-no-graphics", "--of", "xml", "-"}, lstopo_options);
@@ -192,26 +256,45 @@ int main(int argc, char** argv) {
       }
       lstopo.push_back(child.seconds * 1000);
     }
+    {
+      // The last changing event against a fresh discovery, then the root as it was.
+      Refresher fresh(nodetopo::core::agent_documents());
+      pci_equal = pci_equal && refresh(host.value(), fresh, Changes{}, &ms).digest == digest;
+      if (binding && !binding->bound) binding->toggle();
+    }
     if (!pci_equal) {
       std::cerr << "refresh bench: " << name << ": a cached refresh differs from a fresh one\n";
       status = 1;
     }
+    if (pci_rendered || !changed_rendered) {
+      std::cerr << "refresh bench: " << name << ": "
+                << (pci_rendered ? "a refresh that changed nothing rendered the documents"
+                                 : "a refresh that changed the topology did not render")
+                << "\n";
+      status = 1;
+    }
+    const double lstopo_ms = median(lstopo);
+    auto ratio = [&](double v) { return lstopo_ms > 0 ? v / lstopo_ms : 0; };
     nlohmann::ordered_json e;
     e["root"] = name;
     e["full_ms"] = median(full);
     e["pci_refresh_ms"] = median(pci);
     e["noop_refresh_ms"] = median(noop);
-    e["lstopo_ms"] = median(lstopo);
-    e["ratio_pci_refresh_lstopo"] = median(lstopo) > 0 ? median(pci) / median(lstopo) : 0;
-    e["ratio_full_lstopo"] = median(lstopo) > 0 ? median(full) / median(lstopo) : 0;
+    e["changed_refresh_ms"] = median(changed);
+    e["lstopo_ms"] = lstopo_ms;
+    e["ratio_pci_refresh_lstopo"] = ratio(median(pci));
+    e["ratio_changed_refresh_lstopo"] = ratio(median(changed));
+    e["ratio_full_lstopo"] = ratio(median(full));
     e["pci_functions_read"] = read;
     e["pci_functions_reused"] = reused;
     e["noop_digest_unchanged"] = noop_unchanged;
     e["cached_equals_fresh"] = pci_equal;
-    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %zu / %zu | %s |\n", name.c_str(),
-                median(full), median(pci), median(noop), median(lstopo),
-                e["ratio_pci_refresh_lstopo"].get<double>(), e["ratio_full_lstopo"].get<double>(),
-                read, reused, noop_unchanged ? "yes" : "NO");
+    e["unchanged_pci_event_rendered"] = pci_rendered;
+    e["changed_pci_event_rendered"] = binding && changed_rendered;
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %zu / %zu | %s |\n",
+                name.c_str(), median(full), median(pci), median(noop), median(changed), lstopo_ms,
+                ratio(median(pci)), ratio(median(changed)), ratio(median(full)), read, reused,
+                noop_unchanged ? "yes" : "NO");
     std::fflush(stdout);
     report.push_back(std::move(e));
   }

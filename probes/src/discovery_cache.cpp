@@ -1,25 +1,40 @@
 #include <nodetopo/probes/discovery_cache.hpp>
 
+#include "net/class_cache.hpp"
 #include "pci/pci_cache.hpp"
 
 namespace nodetopo::probes {
 
-void Changes::merge(const Changes& other) {
-  everything = everything || other.everything;
-  platform = platform || other.platform;
-  if (other.pci) {
-    // An event that named no device means "read every function": an empty list stays empty.
-    const bool all = (pci && pci_paths.empty()) || other.pci_paths.empty();
-    pci = true;
-    if (all) {
-      pci_paths.clear();
-    } else {
-      pci_paths.insert(pci_paths.end(), other.pci_paths.begin(), other.pci_paths.end());
-    }
+namespace {
+
+// Adds the paths of one kind of event: an event that named no device means "read every one",
+// so an empty list stays empty.
+void merge_paths(bool& mine, std::vector<std::string>& paths, bool theirs,
+                 const std::vector<std::string>& other) {
+  if (!theirs) return;
+  const bool all = (mine && paths.empty()) || other.empty();
+  mine = true;
+  if (all) {
+    paths.clear();
+  } else {
+    paths.insert(paths.end(), other.begin(), other.end());
   }
 }
 
-DiscoveryCache::DiscoveryCache() : pci_(std::make_unique<detail::PciCache>()) {}
+}  // namespace
+
+void Changes::merge(const Changes& other) {
+  everything = everything || other.everything;
+  platform = platform || other.platform;
+  merge_paths(pci, pci_paths, other.pci, other.pci_paths);
+  merge_paths(net, net_paths, other.net, other.net_paths);
+  merge_paths(rdma, rdma_paths, other.rdma, other.rdma_paths);
+}
+
+DiscoveryCache::DiscoveryCache()
+    : pci_(std::make_unique<detail::PciCache>()),
+      net_(std::make_unique<detail::NetCache>()),
+      rdma_(std::make_unique<detail::RdmaCache>()) {}
 DiscoveryCache::~DiscoveryCache() = default;
 DiscoveryCache::DiscoveryCache(DiscoveryCache&&) noexcept = default;
 DiscoveryCache& DiscoveryCache::operator=(DiscoveryCache&&) noexcept = default;
@@ -28,6 +43,8 @@ void DiscoveryCache::invalidate(const Changes& changes) {
   if (changes.everything) {
     platform_.reset();
     pci_->clear();
+    net_->clear();
+    rdma_->clear();
     return;
   }
   if (changes.platform) platform_.reset();
@@ -38,7 +55,15 @@ void DiscoveryCache::invalidate(const Changes& changes) {
       pci_->dirty_paths.insert(pci_->dirty_paths.end(), changes.pci_paths.begin(),
                                changes.pci_paths.end());
     }
+    // The interfaces and RDMA devices of a function named, and of those below and above it.
+    net_->invalidate(changes.pci_paths);
+    rdma_->invalidate(changes.pci_paths);
   }
+  if (changes.net) {
+    net_->invalidate(changes.net_paths);
+    rdma_->invalidate(changes.net_paths);
+  }
+  if (changes.rdma) rdma_->invalidate(changes.rdma_paths);
 }
 
 void DiscoveryCache::begin(unsigned long long dev, unsigned long long ino) {

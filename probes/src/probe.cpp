@@ -52,4 +52,13 @@ void ProbeContext::warn(std::string_view message, std::string_view path) {
   }
 }
 
+void ProbeContext::repeat_warning(const std::string& recorded) {
+  warnings_.push_back(recorded);
+  if (hold_) {
+    held_.push_back(recorded);
+  } else {
+    logger_->warn("{}", recorded);
+  }
+}
+
 }  // namespace nodetopo::probes

@@ -1,11 +1,16 @@
 // Parsing kernel uevent messages and choosing the ones that can change the topology.
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <nodetopo/daemon/uevent_source.hpp>
+#include <nodetopo/probes/discovery_cache.hpp>
 
 namespace nodetopo::test {
 namespace {
 
+using daemon::changes_of;
 using daemon::is_topology_event;
 using daemon::parse_uevent;
 using daemon::Uevent;
@@ -57,6 +62,44 @@ TEST(Uevent, TopologySubsystems) {
   for (const char* s : {"block", "usb", "tty", "power_supply", "cpufreq", ""}) {
     EXPECT_FALSE(is_topology_event(Uevent{"add", "/devices/x", s})) << s;
   }
+}
+
+// What each event says may have changed, for the agent's discovery cache.
+TEST(Uevent, ChangesOfEachSubsystem) {
+  const auto pci = changes_of(Uevent{"add", "/devices/pci0000:00/0000:00:03.0", "pci"});
+  EXPECT_FALSE(pci.everything);
+  EXPECT_TRUE(pci.pci);
+  EXPECT_EQ(pci.pci_paths, std::vector<std::string>{"sys/devices/pci0000:00/0000:00:03.0"});
+  EXPECT_FALSE(pci.net);
+
+  const auto net = changes_of(Uevent{"move", "/devices/pci0000:00/0000:00:03.0/net/ens3", "net"});
+  EXPECT_TRUE(net.net);
+  EXPECT_EQ(net.net_paths,
+            std::vector<std::string>{"sys/devices/pci0000:00/0000:00:03.0/net/ens3"});
+  EXPECT_FALSE(net.pci);
+  EXPECT_FALSE(net.rdma);
+
+  for (const char* s : {"infiniband", "infiniband_verbs"}) {
+    const auto rdma =
+        changes_of(Uevent{"add", "/devices/pci0000:00/0000:00:03.0/infiniband/mlx5_0", s});
+    EXPECT_TRUE(rdma.rdma) << s;
+    EXPECT_EQ(rdma.rdma_paths.size(), 1U) << s;
+    EXPECT_FALSE(rdma.net) << s;
+  }
+
+  // A path outside /devices names nothing: every device of the kind is read again.
+  const auto unnamed = changes_of(Uevent{"change", "/class/net/eth0", "net"});
+  EXPECT_TRUE(unnamed.net);
+  EXPECT_TRUE(unnamed.net_paths.empty());
+
+  const auto cpu = changes_of(Uevent{"offline", "/devices/system/cpu/cpu3", "cpu"});
+  EXPECT_TRUE(cpu.platform);
+  EXPECT_FALSE(cpu.pci || cpu.net || cpu.rdma);
+
+  // The accelerators' probes run on every discovery: nothing cached to invalidate.
+  const auto drm =
+      changes_of(Uevent{"change", "/devices/pci0000:00/0000:00:02.0/drm/card0", "drm"});
+  EXPECT_FALSE(drm.everything || drm.platform || drm.pci || drm.net || drm.rdma);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,6 +21,8 @@
 #include <unistd.h>
 
 #include <nodetopo/core/host_source.hpp>
+#include <nodetopo/core/refresh.hpp>
+#include <nodetopo/core/render.hpp>
 #include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/exporters/json_model.hpp>
 #include <nodetopo/probes/cpu_numa_probe.hpp>
@@ -58,6 +61,7 @@ class Host {
     core::write_process_environment(*host_);
   }
   [[nodiscard]] fs::path root() const { return host_->root().path(); }
+  [[nodiscard]] const core::OpenedHost& opened() const { return *host_; }
 
   // The JSON model with the probe reports: what `topo dump --format json` prints.
   std::string snapshot(DiscoveryCache* cache, bool overlap = true,
@@ -124,6 +128,35 @@ Changes pci_event(const std::string& sysfs_path) {
   c.pci = true;
   c.pci_paths.push_back(sysfs_path);
   return c;
+}
+
+Changes net_event(const std::string& sysfs_path) {
+  Changes c = Changes::none();
+  c.net = true;
+  c.net_paths.push_back(sysfs_path);
+  return c;
+}
+
+Changes rdma_event(const std::string& sysfs_path) {
+  Changes c = Changes::none();
+  c.rdma = true;
+  c.rdma_paths.push_back(sysfs_path);
+  return c;
+}
+
+// The root-relative directory behind a class entry (sys/class/net/ib0 -> sys/devices/...).
+std::string class_path(const fs::path& root, const std::string& entry) {
+  return fs::relative(fs::canonical(root / entry), fs::canonical(root)).string();
+}
+
+// The interfaces of sys/class/net that sit on a PCI function, sorted.
+std::vector<std::string> hardware_interfaces(const fs::path& root) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(root / "sys/class/net")) {
+    if (fs::exists(e.path() / "device")) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 TEST(RefreshCache, EveryEventGivesWhatAFreshDiscoveryGives) {
@@ -201,7 +234,8 @@ TEST(RefreshCache, EveryEventGivesWhatAFreshDiscoveryGives) {
   EXPECT_FALSE(cache.stats().platform_reused);
   EXPECT_EQ(cache.stats().pci_functions_read, 0U);
 
-  // A network interface renamed (a net event): the net probe runs on every discovery.
+  // A network interface renamed (a net event naming the new name's directory): the listing of
+  // sys/class/net is read on every discovery, the new name read, the old one dropped.
   std::string nic;
   for (const auto& e : fs::directory_iterator(root / "sys/class/net")) {
     if (e.path().filename() != "lo" && fs::exists(e.path() / "device")) {
@@ -218,7 +252,7 @@ TEST(RefreshCache, EveryEventGivesWhatAFreshDiscoveryGives) {
   fs::remove(nic_link);
   fs::create_symlink(nic_target.substr(0, nic_target.rfind('/') + 1) + "renamed0",
                      root / "sys/class/net/renamed0");
-  cache.invalidate(Changes::none());
+  cache.invalidate(net_event(fs::relative(renamed_dir, fs::canonical(root)).string()));
   const std::string net_changed = host.snapshot(&cache);
   EXPECT_NE(net_changed, offline);
   EXPECT_NE(net_changed.find("renamed0"), std::string::npos);
@@ -234,6 +268,183 @@ TEST(RefreshCache, EveryEventGivesWhatAFreshDiscoveryGives) {
   EXPECT_NE(host.fresh(), net_changed);
   cache.invalidate(Changes{});
   EXPECT_EQ(host.snapshot(&cache), host.fresh());
+}
+
+// Every kind of net and RDMA event: after each, the cached discovery equals a fresh one and read
+// only what the event pointed at; and each has its control — the same change without the event
+// is not seen (the cache is really used, so the comparison could fail), until the event comes.
+TEST(RefreshCache, NetAndRdmaEventsGiveWhatAFreshDiscoveryGives) {
+  Host host("synthetic:gpus=2,nics=3,nic_vfs=2");
+  const fs::path root = host.root();
+  DiscoveryCache cache;
+  cache.invalidate(Changes{});
+  const std::string initial = host.snapshot(&cache);
+  ASSERT_EQ(initial, host.fresh());
+  const std::size_t interfaces = cache.stats().net_read;
+  const std::size_t rdma_devices = cache.stats().rdma_read;
+  ASSERT_GE(interfaces, 4U);  // lo and one per NIC
+  ASSERT_EQ(rdma_devices, 3U);
+  EXPECT_EQ(cache.stats().net_reused, 0U);
+
+  // Nothing announced: everything taken from the cache.
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), initial);
+  EXPECT_EQ(cache.stats().net_read, 0U);
+  EXPECT_EQ(cache.stats().net_reused, interfaces);
+  EXPECT_EQ(cache.stats().rdma_read, 0U);
+  EXPECT_EQ(cache.stats().rdma_reused, rdma_devices);
+
+  const std::vector<std::string> nics = hardware_interfaces(root);
+  ASSERT_GE(nics.size(), 3U);
+  const std::string nic0 = class_path(root, "sys/class/net/" + nics[0]);
+  const std::string nic1 = class_path(root, "sys/class/net/" + nics[1]);
+
+  // net change (an MTU set): the control first — unannounced, the cache keeps the old value.
+  write_text(root / nic0 / "mtu", "2044\n");
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), initial);
+  const std::string mtu_changed = host.fresh();
+  ASSERT_NE(mtu_changed, initial);
+  cache.invalidate(net_event(nic0));
+  EXPECT_EQ(host.snapshot(&cache), mtu_changed);
+  EXPECT_EQ(cache.stats().net_read, 1U);
+  EXPECT_EQ(cache.stats().net_reused, interfaces - 1);
+  EXPECT_EQ(cache.stats().rdma_read, 1U);  // the RDMA device of the same function
+
+  // net remove: the interface's directory and class link gone.
+  const fs::path nic1_dir = root / nic1;
+  const fs::path nic1_link = root / "sys/class/net" / nics[1];
+  const std::string nic1_target = fs::read_symlink(nic1_link).string();
+  fs::rename(nic1_dir, root / "removed-netdev");
+  fs::remove(nic1_link);
+  cache.invalidate(net_event(nic1));
+  const std::string net_removed = host.snapshot(&cache);
+  EXPECT_NE(net_removed, mtu_changed);
+  EXPECT_EQ(net_removed, host.fresh());
+  EXPECT_EQ(cache.stats().net_read, 0U);
+  EXPECT_EQ(cache.stats().net_reused, interfaces - 1);
+
+  // net add: it comes back.
+  fs::rename(root / "removed-netdev", nic1_dir);
+  fs::create_symlink(nic1_target, nic1_link);
+  cache.invalidate(net_event(nic1));
+  EXPECT_EQ(host.snapshot(&cache), mtu_changed);
+  EXPECT_EQ(host.fresh(), mtu_changed);
+  EXPECT_EQ(cache.stats().net_read, 1U);
+
+  // infiniband change (a port going down): control, then the event.
+  const std::string ib1 = class_path(root, "sys/class/infiniband/mlx5_1");
+  write_text(root / ib1 / "ports/1/state", "1: DOWN\n");
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), mtu_changed);
+  const std::string port_down = host.fresh();
+  ASSERT_NE(port_down, mtu_changed);
+  cache.invalidate(rdma_event(ib1));
+  EXPECT_EQ(host.snapshot(&cache), port_down);
+  EXPECT_EQ(cache.stats().rdma_read, 1U);
+  EXPECT_EQ(cache.stats().rdma_reused, rdma_devices - 1);
+  EXPECT_EQ(cache.stats().net_read, 0U);
+
+  // infiniband remove and add.
+  const fs::path ib1_link = root / "sys/class/infiniband/mlx5_1";
+  const std::string ib1_target = fs::read_symlink(ib1_link).string();
+  fs::rename(root / ib1, root / "removed-rdma");
+  fs::remove(ib1_link);
+  cache.invalidate(rdma_event(ib1));
+  const std::string rdma_removed = host.snapshot(&cache);
+  EXPECT_NE(rdma_removed, port_down);
+  EXPECT_EQ(rdma_removed, host.fresh());
+  fs::rename(root / "removed-rdma", root / ib1);
+  fs::create_symlink(ib1_target, ib1_link);
+  cache.invalidate(rdma_event(ib1));
+  EXPECT_EQ(host.snapshot(&cache), port_down);
+  EXPECT_EQ(host.fresh(), port_down);
+
+  // A PCI event whose content changed what the net and RDMA probes read: the NIC function
+  // rebound, its interface's operstate and its port's rate now different. An event naming
+  // another function (a GPU) does not re-read them — the control — the NIC's own event does.
+  const std::string nic_function = class_path(root, "sys/class/net/" + nics[2] + "/device");
+  const std::string ib_of_nic = [&] {
+    for (const auto& e : fs::directory_iterator(root / "sys/class/infiniband")) {
+      if (fs::canonical(e.path() / "device") == fs::canonical(root / nic_function)) {
+        return class_path(root, "sys/class/infiniband/" + e.path().filename().string());
+      }
+    }
+    return std::string();
+  }();
+  ASSERT_FALSE(ib_of_nic.empty());
+  const std::string nic2 = class_path(root, "sys/class/net/" + nics[2]);
+  write_text(root / nic2 / "operstate", "down\n");
+  write_text(root / ib_of_nic / "ports/1/rate", "100 Gb/sec (4X EDR)\n");
+  const std::vector<std::string> gpus = functions_of_class(root, "0x0302");
+  ASSERT_FALSE(gpus.empty());
+  cache.invalidate(pci_event(device_path(root, gpus.front())));
+  EXPECT_EQ(host.snapshot(&cache), port_down);
+  EXPECT_EQ(cache.stats().net_read, 0U);
+  const std::string rebound = host.fresh();
+  ASSERT_NE(rebound, port_down);
+  cache.invalidate(pci_event(nic_function));
+  EXPECT_EQ(host.snapshot(&cache), rebound);
+  EXPECT_EQ(cache.stats().net_read, 1U);
+  EXPECT_EQ(cache.stats().rdma_read, 1U);
+
+  // An interface's dev_port changed (the RDMA probe matches a port's netdev by it): the control,
+  // then the interface's event, which re-reads it and the RDMA device of its function.
+  write_text(root / nic0 / "dev_port", "1\n");
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), rebound);
+  const std::string other_port = host.fresh();
+  ASSERT_NE(other_port, rebound);  // the port's netdev no longer matches
+  cache.invalidate(net_event(nic0));
+  EXPECT_EQ(host.snapshot(&cache), other_port);
+  write_text(root / nic0 / "dev_port", "0\n");
+  cache.invalidate(net_event(nic0));
+  EXPECT_EQ(host.snapshot(&cache), rebound);
+
+  // A PCI event without a path reads every interface and RDMA device again.
+  Changes all_pci = Changes::none();
+  all_pci.pci = true;
+  cache.invalidate(all_pci);
+  EXPECT_EQ(host.snapshot(&cache), rebound);
+  EXPECT_EQ(cache.stats().net_read, interfaces);
+  EXPECT_EQ(cache.stats().rdma_read, rdma_devices);
+}
+
+// A VF that appears (sriov_numvfs raised, its function added): it and its physical function are
+// read, the rest reused.
+TEST(RefreshCache, VirtualFunctionAppearing) {
+  Host host("synthetic:gpus=1,nics=1,nic_vfs=2");
+  const fs::path root = host.root();
+  std::vector<std::string> vfs;
+  for (const auto& e : fs::directory_iterator(root / "sys/bus/pci/devices")) {
+    if (fs::exists(e.path() / "physfn")) vfs.push_back(e.path().filename().string());
+  }
+  std::sort(vfs.begin(), vfs.end());
+  ASSERT_FALSE(vfs.empty());
+  const fs::path pf_dir = fs::canonical(root / "sys/bus/pci/devices" / vfs.back() / "physfn");
+  const std::string vf_path = device_path(root, vfs.back());
+  const std::string numvfs = read_text(pf_dir / "sriov_numvfs");
+  // The host as it was before the VF appeared, discovered through the cache.
+  const Unplugged vf = unplug(root, vfs.back(), root / "unplugged-vf");
+  write_text(pf_dir / "sriov_numvfs", std::to_string(std::stoi(numvfs) - 1) + "\n");
+  DiscoveryCache cache;
+  const std::string before = host.snapshot(&cache);
+  ASSERT_EQ(before, host.fresh());
+
+  // The control: the PF's sriov_numvfs raised first, unannounced — the cached PF keeps the old
+  // count, while a fresh discovery sees the new one.
+  write_text(pf_dir / "sriov_numvfs", numvfs);
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), before);
+  EXPECT_NE(host.fresh(), before);
+  // The VF appears, and its event comes: the VF and its PF are read.
+  replug(root, vf);
+  const std::string after = host.fresh();
+  ASSERT_NE(after, before);
+  cache.invalidate(pci_event(vf_path));
+  EXPECT_EQ(host.snapshot(&cache), after);
+  EXPECT_GT(cache.stats().pci_functions_reused, 0U);
+  EXPECT_LT(cache.stats().pci_functions_read, 6U);  // the VF, its PF and their bridges
 }
 
 TEST(RefreshCache, PciEventWithoutAPathReadsEveryFunction) {
@@ -266,8 +477,124 @@ TEST(RefreshCache, ChangesMerge) {
   acc.merge(pci_event("sys/devices/pci0000:00/0000:00:03.0"));
   EXPECT_TRUE(acc.pci_paths.empty());  // still every function
   EXPECT_FALSE(acc.everything);
+  acc.merge(net_event("sys/devices/virtual/net/lo"));
+  acc.merge(rdma_event("sys/devices/pci0000:00/0000:00:03.0/infiniband/mlx5_0"));
+  EXPECT_TRUE(acc.net);
+  EXPECT_EQ(acc.net_paths.size(), 1U);
+  EXPECT_TRUE(acc.rdma);
+  EXPECT_EQ(acc.rdma_paths.size(), 1U);
+  Changes all_net = Changes::none();
+  all_net.net = true;
+  acc.merge(all_net);
+  EXPECT_TRUE(acc.net_paths.empty());  // every interface
+  EXPECT_EQ(acc.rdma_paths.size(), 1U);
   acc.merge(Changes{});
   EXPECT_TRUE(acc.everything);
+}
+
+// The agent's refresh (core::Refresher): documents rendered only when what they are made of
+// changed, and then equal to those of a refresher that starts afresh.
+class RefresherTest : public ::testing::Test {
+ protected:
+  RefresherTest() : host_("synthetic:gpus=2,nics=2") {}
+
+  core::Refreshed refresh(core::Refresher& r, const Changes& changes,
+                          const std::string& node = "node-a") {
+    auto out = r.refresh(host_.opened(), {.node_name = node, .reopen_root = true}, changes);
+    EXPECT_TRUE(out.ok());
+    return out.ok() ? std::move(out.value()) : core::Refreshed{};
+  }
+  // What a new refresher gives now: every probe, every document.
+  core::Refreshed fresh(const std::string& node = "node-a") {
+    core::Refresher r(core::agent_documents());
+    return refresh(r, Changes{}, node);
+  }
+  static void expect_same(const core::Refreshed& a, const core::Refreshed& b) {
+    ASSERT_TRUE(a.documents && b.documents);
+    EXPECT_EQ(a.digest, b.digest);
+    EXPECT_EQ(a.snapshot->digest, b.snapshot->digest);
+    EXPECT_TRUE(a.documents->documents == b.documents->documents);
+    EXPECT_TRUE(a.documents->errors == b.documents->errors);
+    EXPECT_EQ(a.documents->shape, b.documents->shape);
+  }
+
+  Host host_;
+};
+
+TEST_F(RefresherTest, RendersOnlyWhenSomethingChanged) {
+  const fs::path root = host_.root();
+  core::Refresher agent(core::agent_documents());
+  const core::Refreshed first = refresh(agent, Changes{});
+  EXPECT_TRUE(first.rendered);
+  EXPECT_EQ(first.documents->documents.size() + first.documents->errors.size(),
+            core::agent_documents().size());
+  expect_same(first, fresh());
+  // What render() prints, byte for byte (the dump's JSON is not rendered twice).
+  auto json = core::render(*first.snapshot, core::DocumentKind::kDump, "json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(first.documents->documents.at("dump/json"), json.value());
+
+  // A PCI event on a GPU that changed nothing: same digest, the same documents, not rendered.
+  const std::vector<std::string> gpus = functions_of_class(root, "0x0302");
+  ASSERT_FALSE(gpus.empty());
+  const std::string gpu = device_path(root, gpus.back());
+  const core::Refreshed same = refresh(agent, pci_event(gpu));
+  EXPECT_FALSE(same.rendered);
+  EXPECT_EQ(same.documents, first.documents);
+  expect_same(same, fresh());
+
+  // The GPU's driver unbound (its link and the DRIVER= line of uevent): the control first — not
+  // announced, the refresh keeps the old documents, which a fresh one shows are stale.
+  const fs::path dir = root / gpu;
+  const fs::path driver = fs::read_symlink(dir / "driver");
+  const std::string uevent = read_text(dir / "uevent");
+  fs::remove(dir / "driver");
+  std::string unbound;
+  std::istringstream lines(uevent);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("DRIVER=")) unbound += line + "\n";
+  }
+  write_text(dir / "uevent", unbound);
+  const core::Refreshed stale = refresh(agent, Changes::none());
+  EXPECT_FALSE(stale.rendered);
+  const core::Refreshed now = fresh();
+  EXPECT_NE(now.digest, first.digest);
+  EXPECT_NE(now.documents->documents.at("dump/json"), stale.documents->documents.at("dump/json"));
+  const core::Refreshed unbound_event = refresh(agent, pci_event(gpu));
+  EXPECT_TRUE(unbound_event.rendered);
+  expect_same(unbound_event, now);
+
+  // Bound again: back to the first documents.
+  fs::create_symlink(driver, dir / "driver");
+  write_text(dir / "uevent", uevent);
+  const core::Refreshed bound = refresh(agent, pci_event(gpu));
+  EXPECT_TRUE(bound.rendered);
+  expect_same(bound, first);
+}
+
+TEST_F(RefresherTest, SettingsAndNodeNameRenderAgain) {
+  const fs::path root = host_.root();
+  core::Refresher agent(core::agent_documents());
+  const core::Refreshed first = refresh(agent, Changes{});
+  // The export settings are read on every refresh: a new driver name renders again, no event
+  // needed.
+  fs::create_directories(root / "etc/nodetopo");
+  write_text(root / "etc/nodetopo/export.yaml", "driver: other.example.com\n");
+  const core::Refreshed settings = refresh(agent, Changes::none());
+  EXPECT_TRUE(settings.rendered);
+  EXPECT_NE(settings.digest, first.digest);
+  EXPECT_EQ(settings.snapshot->digest, first.snapshot->digest);  // the model is the same
+  EXPECT_NE(settings.documents->documents.at("resourceslices/yaml").find("other.example.com"),
+            std::string::npos);
+  expect_same(settings, fresh());
+  // Unchanged again: nothing rendered.
+  EXPECT_FALSE(refresh(agent, Changes::none()).rendered);
+  // Another node name: rendered again.
+  const core::Refreshed renamed = refresh(agent, Changes::none(), "node-b");
+  EXPECT_TRUE(renamed.rendered);
+  expect_same(renamed, fresh("node-b"));
+  fs::remove(root / "etc/nodetopo/export.yaml");
+  expect_same(refresh(agent, Changes::none(), "node-b"), fresh("node-b"));
 }
 
 TEST(ProbeOverlap, SameOutputAsOneProbeAfterTheOther) {

@@ -46,15 +46,32 @@ void resolve_node_name(const std::string& flag, const probes::SysRoot& root, Nod
   snap.node_name = name;
 }
 
+// Appends one labelled field to the snapshot's settings key, its length first, so that no two
+// different sequences of fields give the same key.
+void add_key(NodeSnapshot& snap, std::string_view label, std::string_view value) {
+  std::string& key = snap.settings_key;
+  key += label;
+  key += ' ';
+  key += std::to_string(value.size());
+  key += ':';
+  key += value;
+  key += '\n';
+}
+
 // The settings file under the root; absent means defaults.
 void read_export_config(const probes::SysRoot& root, NodeSnapshot& snap) {
   const std::string path(exporters::kExportConfigPath);
-  if (!root.exists(path)) return;
+  if (!root.exists(path)) {
+    add_key(snap, "export.yaml absent", "");
+    return;
+  }
   auto text = root.read_file(path);
   if (!text) {
     snap.export_config_error = text.error();
+    add_key(snap, "export.yaml error", text.error().describe());
     return;
   }
+  add_key(snap, "export.yaml", text.value());
   auto config = exporters::parse_export_config(text.value(), root.host_path(path));
   if (!config) {
     snap.export_config_error = config.error();
@@ -84,16 +101,29 @@ void read_instance_inputs(const probes::SysRoot& root, const SnapshotOptions& op
   if (auto vendor = root.read_attr("sys/class/dmi/id/sys_vendor")) {
     in.platform = vendor.value();
   }
+  // The settings key: what the given values and the platform are, and below what cloud-init's
+  // file held (its parse is a function of the text).
+  for (const auto& [name, v] : in.config) {
+    add_key(snap, "instance", name);
+    add_key(snap, "value", v.value);
+    add_key(snap, "source", v.source);
+  }
+  add_key(snap, "platform", in.platform);
   const std::string path(exporters::kCloudInitInstanceDataPath);
   // One byte more than allowed tells a file that is too big from one that just fits. Absent is
   // normal (no cloud-init); anything else that stops the read (a link out of the root, a FIFO,
   // no permission) is said, naming the file.
   auto text = root.read_file(path, exporters::kCloudInitMaxBytes + 1);
-  if (!text && text.error().code == ErrorCode::kNotFound) return;
-  if (!text) {
-    in.cloud_init_error = text.error().describe() + "; its instance facts are not used";
+  if (!text && text.error().code == ErrorCode::kNotFound) {
+    add_key(snap, "cloud-init absent", "");
     return;
   }
+  if (!text) {
+    in.cloud_init_error = text.error().describe() + "; its instance facts are not used";
+    add_key(snap, "cloud-init error", in.cloud_init_error);
+    return;
+  }
+  add_key(snap, "cloud-init", text.value());
   if (text.value().size() > exporters::kCloudInitMaxBytes) {
     in.cloud_init_error = root.host_path(path) + ": larger than 1 MiB, not cloud-init's " +
                           "instance data; its instance facts are not used";

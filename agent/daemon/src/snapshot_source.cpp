@@ -1,11 +1,12 @@
 // Snapshots through agent/core (see the header): one OpenedHost for the process's life, one
-// core::take_snapshot() per discovery, every document by core::render().
+// core::Refresher::refresh() per discovery (a snapshot through the discovery cache, every
+// document by core::render() when something it is made of changed).
 #include "snapshot_source.hpp"
 
 #include <utility>
 
-#include <nodetopo/base/sha256.hpp>
 #include <nodetopo/core/host_source.hpp>
+#include <nodetopo/core/refresh.hpp>
 #include <nodetopo/core/render.hpp>
 #include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/exporters/instance_labels.hpp>
@@ -14,43 +15,6 @@
 namespace nodetopo::daemon {
 
 namespace {
-
-struct Served {
-  const char* key;
-  core::DocumentKind kind;
-  const char* format;
-};
-
-// What the agent serves, rendered with the command line's defaults (Kubernetes 1.34, pool
-// generation 1, no expiry, the settings file's driver and sharing).
-const std::vector<Served>& served() {
-  using K = core::DocumentKind;
-  static const std::vector<Served> documents = {
-      {"dump/text", K::kDump, "text"},
-      {"dump/json", K::kDump, "json"},
-      {"dump/dot", K::kDump, "dot"},
-      {"matrix/text", K::kMatrix, "text"},
-      {"matrix/json", K::kMatrix, "json"},
-      {"resourceslices/yaml", K::kResourceSlices, "yaml"},
-      {"resourceslices/json", K::kResourceSlices, "json"},
-      {"labels/plain", K::kLabels, "plain"},
-      {"labels/nfd", K::kLabels, "nfd"},
-      {"labels/patch", K::kLabels, "patch"},
-      {"labels/nodefeature", K::kLabels, "nodefeature"},
-      {"nrt/yaml", K::kNrt, "yaml"},
-      {"nrt/json", K::kNrt, "json"},
-      {"shape/text", K::kShape, "text"},
-      {"shape/json", K::kShape, "json"},
-  };
-  return documents;
-}
-
-// The dump, the matrix and the shape are functions of the model alone, which core's digest
-// covers; the Kubernetes documents also depend on the node name and the export settings.
-bool depends_on_node_settings(core::DocumentKind kind) {
-  return kind == core::DocumentKind::kResourceSlices || kind == core::DocumentKind::kLabels ||
-         kind == core::DocumentKind::kNrt;
-}
 
 class CoreSnapshotSource final : public SnapshotSource {
  public:
@@ -75,42 +39,26 @@ class CoreSnapshotSource final : public SnapshotSource {
     const auto started = std::chrono::steady_clock::now();
     // reopen_root: a fresh SysRoot per snapshot, since a SysRoot's cache never invalidates and
     // the host (or the tree a symlinked root points to) may have changed since the last one.
-    // The discovery cache keeps what the events say did not change.
-    cache_.invalidate(changes);
-    auto taken = core::take_snapshot(host_, {.node_name = node_name_,
-                                             .with_digest = true,
-                                             .reopen_root = true,
-                                             .instance_config = instance_,
-                                             .cache = &cache_});
+    // The refresher's discovery cache keeps what the events say did not change, and it renders
+    // the documents only when what they are made of changed.
+    auto taken = refresher_.refresh(
+        host_, {.node_name = node_name_, .reopen_root = true, .instance_config = instance_},
+        changes);
     if (!taken) return taken.error();
-    const core::NodeSnapshot& snap = taken.value();
+    const core::NodeSnapshot& snap = *taken.value().snapshot;
 
     Snapshot s;
     s.reports = snap.discovery.reports;
     s.node_name = snap.node_name;
     s.node_error = snap.node_error;
-    std::string digest_input = snap.digest;
-    digest_input += '\0';
-    digest_input += snap.node_name;
-    for (const Served& d : served()) {
-      auto doc = core::render(snap, d.kind, d.format);
-      const bool in_digest = depends_on_node_settings(d.kind);
-      if (in_digest) digest_input += '\0';
-      if (doc) {
-        if (in_digest) digest_input += doc.value();
-        s.documents[d.key] = std::move(doc.value());
-      } else {
-        s.document_errors[d.key] = doc.error().describe();
-        if (in_digest) digest_input += "error: " + s.document_errors[d.key];
-      }
-    }
-    s.digest = sha256_hex(digest_input);
+    s.served = taken.value().documents;
+    s.digest = taken.value().digest;
+    s.shape = taken.value().documents->shape;
     const Topology& t = snap.topology();
-    s.shape = compute_shape(t).hash;
     for (std::size_t i = 0; i < t.size(); ++i) {
       ++s.devices[std::string(to_string(t.node(static_cast<NodeIndex>(i)).kind))];
     }
-    s.core = std::make_shared<const core::NodeSnapshot>(std::move(taken.value()));
+    s.core = std::move(taken.value().snapshot);
     s.duration = std::chrono::steady_clock::now() - started;
     return s;
   }
@@ -119,7 +67,7 @@ class CoreSnapshotSource final : public SnapshotSource {
   core::OpenedHost host_;
   std::string node_name_;
   exporters::InstanceValues instance_;  // the agent config's instance.* with their sources
-  probes::DiscoveryCache cache_;
+  core::Refresher refresher_{core::agent_documents()};
 };
 
 }  // namespace
@@ -127,7 +75,7 @@ class CoreSnapshotSource final : public SnapshotSource {
 const std::vector<std::string>& document_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
-    for (const Served& d : served())
+    for (const core::ServedDocument& d : core::agent_documents())
       k.emplace_back(d.key);
     return k;
   }();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/core/refresh.hpp>
 #include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/daemon/config.hpp>
 #include <nodetopo/probes/discovery_cache.hpp>
@@ -28,11 +29,12 @@ struct Snapshot {
   std::string shape;      ///< 12-hex-digit shape fingerprint
   std::string node_name;  ///< empty when it cannot be resolved (see node_error)
   std::string node_error;
-  /// "dump/text", "dump/json", "dump/dot", "matrix/text", "matrix/json", "resourceslices/yaml",
-  /// ..., "shape/json": byte for byte what the one-shot command prints.
-  std::map<std::string, std::string> documents;
-  /// Same keys: why a document cannot be rendered for this node (no node name, invalid labels).
-  std::map<std::string, std::string> document_errors;
+  /// By key ("dump/text", "dump/json", "dump/dot", "matrix/text", "matrix/json",
+  /// "resourceslices/yaml", ..., "shape/json"): byte for byte what the one-shot command prints,
+  /// or why a document cannot be rendered for this node (no node name, invalid labels). Rendered
+  /// only when what they are made of changed (core::Refresher), so shared with earlier
+  /// snapshots until then. Null only in a default-made Snapshot.
+  std::shared_ptr<const core::ServedDocuments> served;
   /// Nodes of the model by kind ("accelerator", "net_device", ...).
   std::map<std::string, std::size_t> devices;
   std::vector<ProbeReport> reports;

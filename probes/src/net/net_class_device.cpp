@@ -72,10 +72,11 @@ std::optional<PciAddress> nearest_pci_function(std::string_view resolved_path) {
   return found;
 }
 
-std::optional<ClassDevice> locate_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
-                                               std::string_view class_dir,
-                                               const std::string& name) {
+std::optional<ClassDevice> resolve_class_device(ProbeContext& ctx, std::string_view class_dir,
+                                                const std::string& name,
+                                                std::optional<PciAddress>& address) {
   const SysRoot& root = ctx.root();
+  address.reset();
   const std::string rel = std::string(class_dir) + "/" + name;
   auto resolved = root.resolve(rel);
   if (!resolved) {
@@ -95,7 +96,6 @@ std::optional<ClassDevice> locate_class_device(ProbeContext& ctx, const Topology
 
   ClassDevice out;
   out.dir = resolved.value();
-  std::optional<PciAddress> address;
   const std::string device_rel = out.dir + "/device";
   if (auto device = root.resolve(device_rel)) {
     address = nearest_pci_function(device.value());
@@ -108,16 +108,30 @@ std::optional<ClassDevice> locate_class_device(ProbeContext& ctx, const Topology
     }
     address = nearest_pci_function(out.dir);
   }
-  if (!address) return out;
-  const std::string pci_id = node_id::pci(*address);
-  if (auto node = builder.find(pci_id)) {
-    out.pci_function = *node;
+  return out;
+}
+
+void attach_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
+                         std::string_view class_dir, const std::string& name,
+                         const std::optional<PciAddress>& address, ClassDevice& device) {
+  device.pci_function = kNoNode;
+  if (!address) return;
+  if (auto node = builder.find(node_id::pci(*address))) {
+    device.pci_function = *node;
   } else {
     ctx.warn("belongs to PCI function " + address->to_string() +
                  ", which is not in the topology; listed without a PCI parent",
-             root.host_path(rel));
+             ctx.root().host_path(std::string(class_dir) + "/" + name));
   }
-  return out;
+}
+
+std::optional<ClassDevice> locate_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
+                                               std::string_view class_dir,
+                                               const std::string& name) {
+  std::optional<PciAddress> address;
+  auto located = resolve_class_device(ctx, class_dir, name, address);
+  if (located) attach_class_device(ctx, builder, class_dir, name, address, *located);
+  return located;
 }
 
 std::optional<std::string> read_optional_attr(ProbeContext& ctx, const std::string& rel,

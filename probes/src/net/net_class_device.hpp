@@ -39,6 +39,18 @@ std::optional<PciAddress> nearest_pci_function(std::string_view resolved_path);
 std::optional<ClassDevice> locate_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
                                                std::string_view class_dir, const std::string& name);
 
+/// The first half of locate_class_device(): resolves the entry and tells, in `address`, the PCI
+/// function it belongs to (nullopt: none), without looking at the topology.
+std::optional<ClassDevice> resolve_class_device(ProbeContext& ctx, std::string_view class_dir,
+                                                const std::string& name,
+                                                std::optional<PciAddress>& address);
+
+/// The second half: sets `device.pci_function` to the node of `address`, or warns that the
+/// function is not in the topology.
+void attach_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
+                         std::string_view class_dir, const std::string& name,
+                         const std::optional<PciAddress>& address, ClassDevice& device);
+
 /// Reads an optional attribute of a class device: nullopt when absent or unreadable. Read errors
 /// other than "absent" are reported unless `quiet` (attributes like a down link's `speed` fail
 /// with EINVAL by design).

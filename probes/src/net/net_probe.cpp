@@ -2,10 +2,12 @@
 #include <array>
 #include <utility>
 
+#include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/probes/net_probe.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/topology/ids.hpp>
 
+#include "net/class_cache.hpp"
 #include "net/net_class_device.hpp"
 
 namespace nodetopo::probes {
@@ -117,18 +119,29 @@ std::string link_type_name(std::uint32_t arphrd) {
 
 Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   const SysRoot& root = ctx.root();
+  detail::NetCache* cache = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
   auto names = list_subsystem(root, kNetDir, "no network interfaces in this root");
-  if (!names) return names.error();
-  for (const std::string& name : names.value()) {
-    auto located = locate_class_device(ctx, builder, kNetDir, name);
-    if (!located) continue;
-    NetDeviceInfo info;
-    info.name = name;
-    if (!located->dir.empty()) read_attributes(ctx, *located, info);
-    info.is_virtual = located->pci_function == kNoNode;
-    const NodeIndex parent = info.is_virtual ? builder.root() : located->pci_function;
-    auto added = builder.add(NodeKind::kNetDevice, node_id::net(name), parent, std::move(info));
-    if (!added) ctx.warn(added.error());
+  if (!names) {
+    if (cache != nullptr) cache->clear();
+    return names.error();
+  }
+  std::size_t read = 0;
+  std::size_t reused = 0;
+  detail::visit_class_entries(
+      ctx, builder, kNetDir, names.value(), cache, read, reused,
+      [&ctx](const ClassDevice& located, NetDeviceInfo& info) {
+        if (!located.dir.empty()) read_attributes(ctx, located, info);
+      },
+      [&](const std::string& name, const ClassDevice& located, NetDeviceInfo info) {
+        info.name = name;
+        info.is_virtual = located.pci_function == kNoNode;
+        const NodeIndex parent = info.is_virtual ? builder.root() : located.pci_function;
+        auto added = builder.add(NodeKind::kNetDevice, node_id::net(name), parent, std::move(info));
+        if (!added) ctx.warn(added.error());
+      });
+  if (ctx.cache() != nullptr) {
+    ctx.cache()->mutable_stats().net_read = read;
+    ctx.cache()->mutable_stats().net_reused = reused;
   }
   link_virtual_functions(builder);
   return {};

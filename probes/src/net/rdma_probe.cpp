@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <utility>
 
+#include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/rdma_probe.hpp>
 #include <nodetopo/topology/ids.hpp>
 
+#include "net/class_cache.hpp"
 #include "net/net_class_device.hpp"
 
 namespace nodetopo::probes {
@@ -81,16 +83,29 @@ Candidate describe_interface(ProbeContext& ctx, const std::string& name) {
   return c;
 }
 
-// Fills the ports that have no netdev from the interfaces of the same PCI function.
+// Fills the ports that have no netdev from the interfaces of the same PCI function. With a cache,
+// an interface the net probe took from its cache is described as the last discovery found it.
 void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex pci_function,
                    std::vector<RdmaPort>& ports) {
   const bool missing =
       std::any_of(ports.begin(), ports.end(), [](const RdmaPort& p) { return p.netdev.empty(); });
   if (!missing) return;
+  detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
+  const detail::NetCache* net = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
   std::vector<Candidate> candidates;
   for (NodeIndex child : builder.node(pci_function).children) {
-    if (const auto* net = builder.node(child).get_if<NetDeviceInfo>()) {
-      candidates.push_back(describe_interface(ctx, net->name));
+    const auto* info = builder.node(child).get_if<NetDeviceInfo>();
+    if (info == nullptr) continue;
+    if (cache != nullptr) {
+      auto known = cache->interfaces.find(info->name);
+      if (known != cache->interfaces.end() && net->valid && !net->read_now.contains(info->name)) {
+        candidates.push_back({info->name, known->second.port, known->second.child});
+        continue;
+      }
+    }
+    candidates.push_back(describe_interface(ctx, info->name));
+    if (cache != nullptr) {
+      cache->interfaces[info->name] = {candidates.back().port, candidates.back().child};
     }
   }
   std::erase_if(candidates, [](const Candidate& c) { return c.child; });
@@ -109,24 +124,36 @@ void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex 
 
 Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
   const SysRoot& root = ctx.root();
+  detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
   auto names = list_subsystem(root, kRdmaDir, "no RDMA devices in this root");
-  if (!names) return names.error();
-  for (const std::string& name : names.value()) {
-    auto located = locate_class_device(ctx, builder, kRdmaDir, name);
-    if (!located) continue;
-    RdmaDeviceInfo info;
-    info.name = name;
-    if (!located->dir.empty()) {
-      if (auto guid = read_optional_attr(ctx, located->dir + "/node_guid")) {
-        info.node_guid = std::move(*guid);
-      }
-      info.ports = read_ports(ctx, located->dir);
-    }
-    info.is_virtual = located->pci_function == kNoNode;
-    if (!info.is_virtual) match_netdevs(ctx, builder, located->pci_function, info.ports);
-    const NodeIndex parent = info.is_virtual ? builder.root() : located->pci_function;
-    auto added = builder.add(NodeKind::kRdmaDevice, node_id::rdma(name), parent, std::move(info));
-    if (!added) ctx.warn(added.error());
+  if (!names) {
+    if (cache != nullptr) cache->clear();
+    return names.error();
+  }
+  std::size_t read = 0;
+  std::size_t reused = 0;
+  detail::visit_class_entries(
+      ctx, builder, kRdmaDir, names.value(), cache, read, reused,
+      [&ctx](const ClassDevice& located, RdmaDeviceInfo& info) {
+        if (located.dir.empty()) return;
+        if (auto guid = read_optional_attr(ctx, located.dir + "/node_guid")) {
+          info.node_guid = std::move(*guid);
+        }
+        info.ports = read_ports(ctx, located.dir);
+      },
+      [&](const std::string& name, const ClassDevice& located, RdmaDeviceInfo info) {
+        info.name = name;
+        info.is_virtual = located.pci_function == kNoNode;
+        // From the interfaces the net probe found in this discovery (match_netdevs).
+        if (!info.is_virtual) match_netdevs(ctx, builder, located.pci_function, info.ports);
+        const NodeIndex parent = info.is_virtual ? builder.root() : located.pci_function;
+        auto added =
+            builder.add(NodeKind::kRdmaDevice, node_id::rdma(name), parent, std::move(info));
+        if (!added) ctx.warn(added.error());
+      });
+  if (ctx.cache() != nullptr) {
+    ctx.cache()->mutable_stats().rdma_read = read;
+    ctx.cache()->mutable_stats().rdma_reused = reused;
   }
   return {};
 }

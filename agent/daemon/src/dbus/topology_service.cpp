@@ -67,12 +67,14 @@ class Topology1 final : public sdbus::AdaptorInterfaces<dev::nodetopo::Topology1
                                                   kind + " (" + formats + ")");
     }
     const auto s = ready();
-    if (auto doc = s->documents.find(key); doc != s->documents.end()) return doc->second;
-    const auto why = s->document_errors.find(key);
+    static const core::ServedDocuments kNone;
+    const core::ServedDocuments& served = s->served ? *s->served : kNone;
+    if (auto doc = served.documents.find(key); doc != served.documents.end()) return doc->second;
+    const auto why = served.errors.find(key);
     throw sdbus::Error(
         kErrorExportFailed,
         method + " " + key + ": " +
-            (why != s->document_errors.end() ? why->second : std::string("not rendered")));
+            (why != served.errors.end() ? why->second : std::string("not rendered")));
   }
 
   std::string GetTopology(const std::string& format) override {

@@ -24,10 +24,12 @@ class FileSink final : public Sink {
   [[nodiscard]] const SinkState& state() const override { return state_; }
 
   void publish(const Publication& p) override {
-    const auto doc = p.snapshot.documents.find(document_);
-    if (doc == p.snapshot.documents.end()) {
-      const auto why = p.snapshot.document_errors.find(document_);
-      fail(why != p.snapshot.document_errors.end() ? why->second : "no " + document_ + " document");
+    static const core::ServedDocuments kNone;
+    const core::ServedDocuments& served = p.snapshot.served ? *p.snapshot.served : kNone;
+    const auto doc = served.documents.find(document_);
+    if (doc == served.documents.end()) {
+      const auto why = served.errors.find(document_);
+      fail(why != served.errors.end() ? why->second : "no " + document_ + " document");
       return;
     }
     if (!same_content(doc->second)) {

@@ -1,4 +1,7 @@
 #include <array>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/daemon/uevent_source.hpp>
@@ -63,11 +66,21 @@ probes::Changes changes_of(const Uevent& event) {
   const std::string_view s = event.subsystem;
   if (s == "cpu" || s == "memory") {
     changes.platform = true;
-  } else if (s == "pci") {
-    changes.pci = true;
-    // DEVPATH is relative to /sys: "/devices/pci0000:00/0000:00:03.0".
-    if (event.devpath.starts_with("/devices/"))
-      changes.pci_paths.push_back(str_cat("sys", event.devpath));
+  } else {
+    // DEVPATH is relative to /sys: "/devices/pci0000:00/0000:00:03.0". One that is not names
+    // no device: every one of the kind is read again.
+    std::vector<std::string> paths;
+    if (event.devpath.starts_with("/devices/")) paths.push_back(str_cat("sys", event.devpath));
+    if (s == "pci") {
+      changes.pci = true;
+      changes.pci_paths = std::move(paths);
+    } else if (s == "net") {
+      changes.net = true;
+      changes.net_paths = std::move(paths);
+    } else if (s == "infiniband" || s == "infiniband_verbs") {
+      changes.rdma = true;
+      changes.rdma_paths = std::move(paths);
+    }
   }
   return changes;
 }

@@ -3,18 +3,25 @@
 //
 // The agent discovers the same host again on every hot-plug event. Most of a discovery is reading
 // what did not change: hwloc's CPU and NUMA load (the largest single cost), every PCI function,
-// the pci.ids names. A DiscoveryCache keeps
+// every network interface and RDMA device, the pci.ids names. A DiscoveryCache keeps
 // - the platform phase's result (machine, packages, NUMA nodes, distances, the cpu probe's
 //   report), reused until a cpu or memory event (or a full refresh) says otherwise;
 // - every PCI function as it was read, by its bus/pci/devices entry and the link's target: an
 //   entry whose target is unchanged and whose device no event named is not read again (its
 //   PCIe ancestors and descendants, and the physical function of a virtual function that came
 //   or went, are);
+// - every entry of sys/class/net and sys/class/infiniband as it was read (where it resolves, its
+//   PCI function's address, its attributes, its warnings), by name and the class link's target:
+//   read again when a net or infiniband event names it, or a PCI event names its device, an
+//   ancestor or a descendant (a net event also re-reads the RDMA devices of the same function:
+//   a port's netdev is one of its interfaces);
 // - the pci.ids names of the devices present (not the database: pci.ids is scanned again only
 //   for IDs not seen before).
-// The bus/pci/devices directory itself, and every device probe (net, RDMA, accelerators, KFD,
-// NVML), are read on every discovery. What the cache cannot see (a changed link speed, an
-// updated pci.ids) is caught by the agent's periodic resync, which is a full discovery.
+// The bus/pci/devices, sys/class/net and sys/class/infiniband directories themselves (so that
+// whatever came or went is seen), each class link, and the accelerator, KFD and NVML probes
+// (cheap, and a GPU's state is theirs to tell) are read on every discovery. What no event
+// announces (a link's speed or an interface's operstate changing, an updated pci.ids) is caught
+// by the agent's periodic resync, which is a full discovery.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +47,15 @@ struct Changes {
   bool pci = false;
   /// The root-relative device directories the PCI events named ("sys/devices/pci0000:00/...").
   std::vector<std::string> pci_paths;
+  /// Network interfaces came, went, were renamed or changed (net events). With `net_paths`
+  /// empty, every interface and RDMA device is read again.
+  bool net = false;
+  /// Their root-relative directories ("sys/devices/pci0000:00/0000:00:03.0/net/eth0").
+  std::vector<std::string> net_paths;
+  /// RDMA devices came, went or changed (infiniband, infiniband_verbs events). With
+  /// `rdma_paths` empty, every RDMA device is read again.
+  bool rdma = false;
+  std::vector<std::string> rdma_paths;
 
   /// Nothing changed (yet): the start of an accumulation of events.
   static Changes none() {
@@ -53,7 +69,10 @@ struct Changes {
 
 namespace detail {
 struct PciCache;  // probes/src/pci/pci_cache.hpp
-}
+template <class Info>
+struct ClassCache;  // probes/src/net/class_cache.hpp
+struct RdmaCache;
+}  // namespace detail
 
 class DiscoveryCache {
  public:
@@ -73,6 +92,10 @@ class DiscoveryCache {
     std::size_t pci_functions_read = 0;    ///< read from sysfs
     std::size_t pci_functions_reused = 0;  ///< taken from the cache
     bool pci_ids_scanned = false;          ///< pci.ids was mapped and scanned
+    std::size_t net_read = 0;              ///< sys/class/net entries read
+    std::size_t net_reused = 0;            ///< taken from the cache
+    std::size_t rdma_read = 0;             ///< sys/class/infiniband entries read
+    std::size_t rdma_reused = 0;           ///< taken from the cache
   };
   [[nodiscard]] const Stats& stats() const { return stats_; }
 
@@ -87,11 +110,15 @@ class DiscoveryCache {
   void begin(unsigned long long dev, unsigned long long ino);
   [[nodiscard]] std::optional<Platform>& platform() { return platform_; }
   [[nodiscard]] detail::PciCache& pci() { return *pci_; }
+  [[nodiscard]] detail::ClassCache<NetDeviceInfo>& net() { return *net_; }
+  [[nodiscard]] detail::RdmaCache& rdma() { return *rdma_; }
   Stats& mutable_stats() { return stats_; }
 
  private:
   std::optional<Platform> platform_;
   std::unique_ptr<detail::PciCache> pci_;
+  std::unique_ptr<detail::ClassCache<NetDeviceInfo>> net_;
+  std::unique_ptr<detail::RdmaCache> rdma_;
   Stats stats_;
   unsigned long long dev_ = 0;
   unsigned long long ino_ = 0;

@@ -80,6 +80,11 @@ class ProbeContext {
   void warn(const Error& error);
   void warn(std::string_view message, std::string_view path = {});
 
+  /// Records again a warning as warnings() gave it in an earlier discovery (the root-relative
+  /// form), for what a probe takes from a DiscoveryCache instead of reading: its report must be
+  /// the same. Logged in that form too.
+  void repeat_warning(const std::string& recorded);
+
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:

@@ -62,6 +62,11 @@ struct NodeSnapshot {
   /// config), cloud-init's instance data (run/cloud-init/instance-data.json under the root, read
   /// through the root, at most 1 MiB, regular files only) and the DMI platform name.
   exporters::InstanceInputs instance;
+  /// What the export settings and `instance` were made of, as bytes: export.yaml's text (or why
+  /// it could not be read), the instance values given, cloud-init's instance data (or why not)
+  /// and the DMI platform name. Two snapshots with equal digests, node names and settings keys
+  /// render equal documents of every kind (core::Refresher relies on it).
+  std::string settings_key;
 
   [[nodiscard]] const Topology& topology() const { return discovery.topology; }
 };

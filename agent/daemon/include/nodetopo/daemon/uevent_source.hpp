@@ -41,8 +41,10 @@ bool is_topology_event(const Uevent& event);
 
 /// What a topology event says may have changed, for the next discovery's cache
 /// (probes::DiscoveryCache): cpu and memory events the platform; pci events the device they
-/// name (every PCI function when they name none); the other subsystems nothing cached (their
-/// probes run on every discovery).
+/// name (every PCI function when they name none); net events the interface they name (every
+/// interface when they name none); infiniband and infiniband_verbs events the RDMA device; the
+/// other subsystems (drm, accel, kfd, nvidia*) nothing cached (their probes run on every
+/// discovery).
 probes::Changes changes_of(const Uevent& event);
 
 class UeventSource {
