@@ -96,10 +96,9 @@ void read_instance_inputs(const probes::SysRoot& root, const SnapshotOptions& op
     in.config[std::string(name)] = {
         it->second, std::string(exporters::kExportConfigPath) + " " + std::string(key)};
   }
-  // The path hwloc reads the DMI identity from, so a capture (topo capture records every read)
-  // holds one DMI tree, not a second partial one under sys/devices/virtual.
-  if (auto vendor = root.read_attr("sys/class/dmi/id/sys_vendor")) {
-    in.platform = vendor.value();
+  // DMI's sys_vendor as hwloc read it for the platform probe (the file is not read twice).
+  if (const auto* machine = snap.discovery.topology.root().get_if<MachineInfo>()) {
+    in.platform = machine->sys_vendor;
   }
   // The settings key: what the given values and the platform are, and below what cloud-init's
   // file held (its parse is a function of the text).

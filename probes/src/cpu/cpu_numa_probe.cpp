@@ -138,6 +138,7 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   machine.architecture = info(machine_obj, "Architecture");
   machine.product_name = info(machine_obj, "DMIProductName");
   machine.board_vendor = info(machine_obj, "DMIBoardVendor");
+  machine.sys_vendor = info(machine_obj, "DMISysVendor");
   machine.os_release = info(machine_obj, "OSRelease");
   machine.memory_bytes = machine_obj->total_memory;
 

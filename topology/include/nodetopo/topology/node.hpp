@@ -41,9 +41,11 @@ enum class NodeKind : std::uint8_t {
 std::string_view to_string(NodeKind kind);
 
 struct MachineInfo {
-  std::string architecture;        ///< "x86_64", "aarch64", "ppc64le"
-  std::string product_name;        ///< DMI product name, where the platform has DMI
-  std::string board_vendor;        ///< DMI board vendor
+  std::string architecture;  ///< "x86_64", "aarch64", "ppc64le"
+  std::string product_name;  ///< DMI product name, where the platform has DMI
+  std::string board_vendor;  ///< DMI board vendor
+  /// DMI system vendor. Not in the JSON model: the instance labels show it as the platform.
+  std::string sys_vendor;
   std::string os_release;          ///< kernel release of the described host
   std::uint64_t memory_bytes = 0;  ///< total memory of all NUMA nodes
 };
