@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,5 +15,18 @@ namespace nodetopo::daemon {
 /// <prefix>/libexec/nodetopo/topo-agent, then the configured install path.
 std::vector<std::filesystem::path> module_candidates(std::string_view file,
                                                      const char* env_override);
+
+/// A module's entry point, or why there is none.
+struct ModuleEntry {
+  void* address = nullptr;
+  std::string error;  ///< set when address is nullptr
+};
+
+/// dlopen()s the first of module_candidates(file, env_override) that is a file (RTLD_NOW,
+/// RTLD_LOCAL; never closed: its code is used until the process ends) and looks `entry` up.
+/// Errors name the file and what failed; when none is there: "<what> <file> is not installed
+/// (looked for A, B, ...)<remedy>".
+ModuleEntry load_module_entry(std::string_view file, const char* env_override, const char* entry,
+                              std::string_view what, std::string_view remedy = {});
 
 }  // namespace nodetopo::daemon

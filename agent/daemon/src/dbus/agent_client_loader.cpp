@@ -1,10 +1,8 @@
 // fetch_agent_document*(): load nodetopo-agent-client.so (agent_client_module.hpp) on first use
 // and ask it. A `topo` that never asks an agent maps neither sdbus-c++ nor libsystemd.
-#include <filesystem>
 #include <mutex>
 #include <string>
-
-#include <dlfcn.h>
+#include <utility>
 
 #include <nodetopo/daemon/agent_client.hpp>
 
@@ -15,8 +13,6 @@ namespace nodetopo::daemon {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 struct Module {
   NodetopoFetchAgentDocument fetch = nullptr;
   std::string error;
@@ -26,32 +22,12 @@ const Module& load_module() {
   static Module module;
   static std::once_flag once;
   std::call_once(once, [] {
-    std::string tried;
-    for (const fs::path& candidate :
-         module_candidates(NODETOPO_AGENT_CLIENT_MODULE, "NODETOPO_AGENT_CLIENT_MODULE_PATH")) {
-      std::error_code ec;
-      if (!fs::is_regular_file(candidate, ec)) {
-        tried += (tried.empty() ? "" : ", ") + candidate.lexically_normal().string();
-        continue;
-      }
-      // Never closed: the process ends soon after its one request.
-      void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle == nullptr) {
-        const char* why = ::dlerror();
-        module.error = candidate.string() + ": cannot load: " + (why ? why : "unknown error");
-        return;
-      }
-      module.fetch = reinterpret_cast<NodetopoFetchAgentDocument>(
-          ::dlsym(handle, NODETOPO_AGENT_CLIENT_ENTRY));
-      if (module.fetch == nullptr) {
-        module.error = candidate.string() + ": no " NODETOPO_AGENT_CLIENT_ENTRY
-                                            " (a module of another nodetopo build?)";
-      }
-      return;
-    }
-    module.error = "the D-Bus client module " NODETOPO_AGENT_CLIENT_MODULE
-                   " is not installed (looked for " +
-                   tried + "): reinstall the nodetopo package";
+    // Never closed: the process ends soon after its one request.
+    ModuleEntry found = load_module_entry(
+        NODETOPO_AGENT_CLIENT_MODULE, "NODETOPO_AGENT_CLIENT_MODULE_PATH",
+        NODETOPO_AGENT_CLIENT_ENTRY, "the D-Bus client module", ": reinstall the nodetopo package");
+    module.fetch = reinterpret_cast<NodetopoFetchAgentDocument>(found.address);
+    module.error = std::move(found.error);
   });
   return module;
 }

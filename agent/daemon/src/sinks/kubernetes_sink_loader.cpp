@@ -1,13 +1,9 @@
 // make_kubernetes_sink(): loads nodetopo-kube-sink.so (kubernetes_sink_module.hpp) on first use
 // and asks it for the sink. An agent without the Kubernetes sink never maps libcurl and its
 // libraries.
-#include <cstdlib>
-#include <filesystem>
 #include <mutex>
 #include <string>
-#include <vector>
-
-#include <dlfcn.h>
+#include <utility>
 
 #include <nodetopo/base/log.hpp>
 
@@ -18,8 +14,6 @@
 namespace nodetopo::daemon {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 struct Module {
   NodetopoMakeKubernetesSink make = nullptr;
@@ -34,32 +28,12 @@ const Module& load_module() {
     // settings, and later ones (SIGHUP): the module's component_logger() finds it in spdlog's
     // registry, which both share, instead of making its own.
     component_logger("kube");
-    std::string tried;
-    for (const fs::path& candidate :
-         module_candidates(NODETOPO_KUBE_SINK_MODULE, "NODETOPO_KUBE_SINK_MODULE_PATH")) {
-      std::error_code ec;
-      if (!fs::is_regular_file(candidate, ec)) {
-        tried += (tried.empty() ? "" : ", ") + candidate.lexically_normal().string();
-        continue;
-      }
-      // Never closed: the sink's code lives in it until the process ends.
-      void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle == nullptr) {
-        const char* why = ::dlerror();
-        module.error = candidate.string() + ": cannot load: " + (why ? why : "unknown error");
-        return;
-      }
-      module.make =
-          reinterpret_cast<NodetopoMakeKubernetesSink>(::dlsym(handle, NODETOPO_KUBE_SINK_ENTRY));
-      if (module.make == nullptr) {
-        module.error = candidate.string() + ": no " NODETOPO_KUBE_SINK_ENTRY
-                                            " (a module of another nodetopo build?)";
-      }
-      return;
-    }
-    module.error = "the Kubernetes sink module " NODETOPO_KUBE_SINK_MODULE
-                   " is not installed (looked for " +
-                   tried + ")";
+    // Never closed: the sink's code lives in it until the process ends.
+    ModuleEntry found =
+        load_module_entry(NODETOPO_KUBE_SINK_MODULE, "NODETOPO_KUBE_SINK_MODULE_PATH",
+                          NODETOPO_KUBE_SINK_ENTRY, "the Kubernetes sink module");
+    module.make = reinterpret_cast<NodetopoMakeKubernetesSink>(found.address);
+    module.error = std::move(found.error);
   });
   return module;
 }
