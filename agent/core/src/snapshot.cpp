@@ -142,12 +142,7 @@ Result<NodeSnapshot> take_snapshot(const OpenedHost& host, const SnapshotOptions
   NodeSnapshot snap;
   std::optional<probes::SysRoot> fresh;
   if (options.reopen_root) {
-    const probes::SysRoot& opened = host.root();
-    auto root = probes::SysRoot::open(
-        opened.path(),
-        opened.is_live() ? probes::SysRoot::Liveness::kLive : probes::SysRoot::Liveness::kCapture,
-        opened.checks_paths_in_kernel() ? probes::SysRoot::PathWalk::kKernelChecked
-                                        : probes::SysRoot::PathWalk::kUserSpace);
+    auto root = host.root().reopen();
     if (!root) return root.error();
     fresh = std::move(root.value());
   }

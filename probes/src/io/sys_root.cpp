@@ -100,6 +100,11 @@ SysRoot::SysRoot(std::filesystem::path root, bool live, PathWalk walk)
   cache_->have_openat2 = cache_->root_fd >= 0;
 }
 
+Result<SysRoot> SysRoot::reopen() const {
+  return open(root_, live_ ? Liveness::kLive : Liveness::kCapture,
+              checks_paths_in_kernel() ? PathWalk::kKernelChecked : PathWalk::kUserSpace);
+}
+
 Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness liveness, PathWalk walk) {
   if (dir.empty()) {
     return make_error(ErrorCode::kInvalid, "host root path is empty");

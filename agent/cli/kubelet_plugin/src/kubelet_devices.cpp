@@ -78,12 +78,7 @@ kubelet::DeviceSource make_kubelet_device_source(const core::OpenedHost& host, s
     if (!snapshot) return snapshot.error();
     if (snapshot->export_config_error) return *snapshot->export_config_error;
     // The verbs devices through a fresh root too (the host's own root caches resolved paths).
-    const probes::SysRoot& opened = host.root();
-    auto root = probes::SysRoot::open(
-        opened.path(),
-        opened.is_live() ? probes::SysRoot::Liveness::kLive : probes::SysRoot::Liveness::kCapture,
-        opened.checks_paths_in_kernel() ? probes::SysRoot::PathWalk::kKernelChecked
-                                        : probes::SysRoot::PathWalk::kUserSpace);
+    auto root = host.root().reopen();
     if (!root) return root.error();
     const auto verbs = verbs_devices(*root);
     kube::RenderOptions options;

@@ -49,6 +49,10 @@ class SysRoot {
   static Result<SysRoot> open(const std::filesystem::path& dir, Liveness liveness = Liveness::kAuto,
                               PathWalk walk = PathWalk::kKernelChecked);
 
+  /// A fresh SysRoot over the same path, liveness and walk, with empty caches: what a later
+  /// discovery of the same host opens, so that hot-plugged devices and a swapped root are seen.
+  [[nodiscard]] Result<SysRoot> reopen() const;
+
   /// Absolute, normalised path of the root directory.
   [[nodiscard]] const std::filesystem::path& path() const { return root_; }
   /// True when the root describes the running machine, so hardware APIs (NVML, netlink) may be
