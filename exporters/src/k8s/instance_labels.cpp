@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/exporters/instance_labels.hpp>
 #include <nodetopo/exporters/k8s_names.hpp>
 #include <nodetopo/exporters/node_labels.hpp>
@@ -130,8 +131,7 @@ std::string check_instance_value(std::string_view name, std::string_view value) 
   if (value.empty()) return "must not be empty (leave the key out instead)";
   if (name == kCapacityTypeLabel && value != "on-demand" && value != "spot" &&
       value != "reserved") {
-    return "\"" + std::string(value) + "\" is not a capacity type (expected on-demand, spot or " +
-           "reserved)";
+    return str_cat("\"", value, "\" is not a capacity type (expected on-demand, spot or reserved)");
   }
   return {};
 }

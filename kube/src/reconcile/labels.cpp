@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include <nodetopo/base/str_cat.hpp>
 #include <nodetopo/exporters/node_labels.hpp>
 
 #include "../log.hpp"
@@ -15,9 +16,11 @@ namespace nodetopo::kube {
 namespace {
 
 std::string nodefeature_path(const std::string& ns, const std::string& name = {}) {
+  // str_cat, not operator+ on a literal: GCC 12 at -O3 warns a false -Wrestrict inside
+  // operator+(const char*, std::string&&).
   std::string p =
-      "/apis/nfd.k8s-sigs.io/v1alpha1/namespaces/" + percent_encode(ns) + "/nodefeatures";
-  if (!name.empty()) p += "/" + percent_encode(name);
+      str_cat("/apis/nfd.k8s-sigs.io/v1alpha1/namespaces/", percent_encode(ns), "/nodefeatures");
+  if (!name.empty()) str_append(p, "/", percent_encode(name));
   return p;
 }
 
