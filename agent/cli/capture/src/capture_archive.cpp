@@ -138,41 +138,15 @@ void CaptureTree::add_file(const std::string& rel, const fs::path& full) {
 
 void CaptureTree::add_listing(std::string_view rel) {
   const std::optional<std::string> dir = add(std::string(rel), 0);
-  if (!dir) return;
-  const fs::path full = root_ / *dir;
-  DIR* d = ::opendir(full.c_str());
-  if (d == nullptr) return;
-  std::vector<std::string> names;
-  while (const dirent* ent = ::readdir(d)) {  // NOLINT(concurrency-mt-unsafe): one DIR per call
-    const std::string_view name = ent->d_name;
-    if (name != "." && name != "..") names.emplace_back(name);
-  }
-  ::closedir(d);
-  for (const std::string& name : names) {
-    const std::string child = dir->empty() ? name : *dir + "/" + name;
-    struct stat st {};
-    if (::lstat((full / name).c_str(), &st) != 0) continue;
-    if (S_ISLNK(st.st_mode)) {
-      std::array<char, 4096> buf{};
-      const ssize_t len = ::readlink((full / name).c_str(), buf.data(), buf.size());
-      if (len > 0) {
-        entries_[child] = Entry{.kind = Kind::kLink,
-                                .data = std::string(buf.data(), static_cast<std::size_t>(len))};
-      }
-    } else if (S_ISDIR(st.st_mode)) {
-      entries_.try_emplace(child, Entry{.kind = Kind::kDir, .data = {}});
-    } else if (S_ISREG(st.st_mode)) {
-      entries_.try_emplace(child, Entry{.kind = Kind::kPlaceholder, .data = {}});
-    }
-  }
+  if (dir) add_below(*dir, 1, false);
 }
 
 void CaptureTree::add_tree(std::string_view rel, int depth) {
   const std::optional<std::string> top = add(std::string(rel), 0);
-  if (top) add_below(*top, depth);
+  if (top) add_below(*top, depth, true);
 }
 
-void CaptureTree::add_below(const std::string& rel, int depth) {
+void CaptureTree::add_below(const std::string& rel, int depth, bool read_files) {
   if (depth <= 0) return;
   const fs::path full = root_ / rel;
   DIR* d = ::opendir(full.c_str());
@@ -196,9 +170,13 @@ void CaptureTree::add_below(const std::string& rel, int depth) {
       }
     } else if (S_ISDIR(st.st_mode)) {
       entries_.try_emplace(child, Entry{.kind = Kind::kDir, .data = {}});
-      add_below(child, depth - 1);
+      add_below(child, depth - 1, read_files);
     } else if (S_ISREG(st.st_mode)) {
-      add_file(child, full / name);
+      if (read_files) {
+        add_file(child, full / name);
+      } else {
+        entries_.try_emplace(child, Entry{.kind = Kind::kPlaceholder, .data = {}});
+      }
     }
   }
 }

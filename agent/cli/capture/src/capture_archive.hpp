@@ -58,7 +58,9 @@ class CaptureTree {
   // Adds `rel` with links on the way; returns the resolved path, or nothing when it is absent.
   std::optional<std::string> add(const std::string& rel, int hops);
   void add_file(const std::string& rel, const std::filesystem::path& full);
-  void add_below(const std::string& rel, int depth);
+  // The entries `depth` levels below directory `rel`: links and directories as they are,
+  // regular files read (`read_files`) or as placeholders (a listing).
+  void add_below(const std::string& rel, int depth, bool read_files);
 
   std::filesystem::path root_;
   bool live_;
