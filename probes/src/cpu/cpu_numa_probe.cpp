@@ -115,10 +115,12 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
   hwloc_topology_set_type_filter(topo.get(), HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
   // Everything hwloc opens under a root other than "/" is resolved inside it by the kernel; on
-  // every root, the cache descriptions the filter above drops are not read (hwloc_guard.hpp).
+  // every root, the cache descriptions the filter above drops are not read, and cpuinfo's lines
+  // are cut to what hwloc's parser reads of them (hwloc_guard.hpp).
   std::optional<detail::HwlocGuard> guard;
   guard.emplace(root, detail::HwlocGuard::Mode{.contain = root.path() != "/",
-                                               .skip_cache_descriptions = true});
+                                               .skip_cache_descriptions = true,
+                                               .shorten_cpuinfo = true});
   const int loaded = hwloc_topology_load(topo.get());
   const int load_errno = errno;
   if (guard) {

@@ -5,16 +5,20 @@
 
 #include "cpu/hwloc_guard.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -98,23 +102,74 @@ struct HwlocGuard::Access {
     return guard;
   }
 
-  // True (errno ENOENT) when the guard answers this call itself: a cache description it skips.
-  // `path` as hwloc named it: relative to the root descriptor, or (a guard containing nothing)
-  // absolute, then taken relative to the root's own path.
-  static bool skipped(HwlocGuard& guard, const char* path) {
-    if (!guard.mode_.skip_cache_descriptions || path == nullptr) return false;
+  // `path` as hwloc named it, relative to the root: relative to the root descriptor already, or
+  // (a guard containing nothing) absolute, then taken relative to the root's own path. nullopt
+  // for an absolute path outside the root.
+  static std::optional<std::string_view> root_relative(const HwlocGuard& guard, const char* path) {
+    if (path == nullptr) return std::nullopt;
     std::string_view rel = path;
     if (!guard.mode_.contain && rel.starts_with('/')) {
       const std::string_view root = guard.root_.path().native();
       if (root != "/") {
-        if (!rel.starts_with(root) || rel.substr(root.size(), 1) != "/") return false;
+        if (!rel.starts_with(root) || rel.substr(root.size(), 1) != "/") return std::nullopt;
         rel.remove_prefix(root.size());
       }
     }
-    if (!is_cache_description(relative(rel.data()))) return false;
+    return relative(rel.data());
+  }
+
+  // True (errno ENOENT) when the guard answers this call itself: a cache description it skips.
+  static bool skipped(HwlocGuard& guard, const char* path) {
+    if (!guard.mode_.skip_cache_descriptions) return false;
+    auto rel = root_relative(guard, path);
+    if (!rel || !is_cache_description(*rel)) return false;
     ++guard.skipped_calls_;
     errno = ENOENT;
     return true;
+  }
+
+  static bool is_cpuinfo(const HwlocGuard& guard, const char* path) {
+    if (!guard.mode_.shorten_cpuinfo) return false;
+    auto rel = root_relative(guard, path);
+    return rel && *rel == "proc/cpuinfo";
+  }
+
+  // An in-memory copy of what `fd` holds, its lines shortened (shorten_cpuinfo_lines), read from
+  // the start; `fd` is closed. When the copy cannot be made, `fd` itself, untouched.
+  static int shortened_copy(HwlocGuard& guard, int fd) {
+    std::string text;
+    std::array<char, 65536> buf{};
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxFileBytes) {
+        ::lseek(fd, 0, SEEK_SET);  // hwloc reads it as it is
+        return fd;
+      }
+      if (n == 0) break;
+      text.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    const std::string shortened = shorten_cpuinfo_lines(text);
+    const int copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
+    if (copy < 0) {
+      ::lseek(fd, 0, SEEK_SET);
+      return fd;
+    }
+    std::size_t written = 0;
+    while (written < shortened.size()) {
+      const ssize_t n = ::write(copy, shortened.data() + written, shortened.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(copy);
+        ::lseek(fd, 0, SEEK_SET);
+        return fd;
+      }
+      written += static_cast<std::size_t>(n);
+    }
+    ::lseek(copy, 0, SEEK_SET);
+    ::close(fd);
+    ++guard.shortened_cpuinfo_;
+    return copy;
   }
 
   static bool contains(const HwlocGuard& guard) { return guard.mode_.contain; }
@@ -196,6 +251,20 @@ struct HwlocGuard::Access {
   }
 };
 
+std::string HwlocGuard::shorten_cpuinfo_lines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::size_t len = nl == std::string_view::npos ? text.size() : nl;
+    out.append(text.substr(0, std::min(len, kCpuinfoLineChars)));
+    if (nl == std::string_view::npos) break;
+    out.push_back('\n');
+    text.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
 HwlocGuard::HwlocGuard(const SysRoot& root, Mode mode) : root_(root), mode_(mode) {
   struct stat st {};
   if (::stat(root.path().c_str(), &st) == 0) {
@@ -228,9 +297,13 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
   if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path)) {
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     if (HwlocGuard::Access::skipped(*guard, path)) return -1;
-    if (HwlocGuard::Access::contains(*guard)) {
-      return HwlocGuard::Access::open_file(*guard, dirfd, rel, flags);
+    const int fd = HwlocGuard::Access::contains(*guard)
+                       ? HwlocGuard::Access::open_file(*guard, dirfd, rel, flags)
+                       : nodetopo::probes::detail::real_openat()(dirfd, path, flags, mode);
+    if (fd >= 0 && HwlocGuard::Access::is_cpuinfo(*guard, path)) {
+      return HwlocGuard::Access::shortened_copy(*guard, fd);
     }
+    return fd;
   }
   return nodetopo::probes::detail::real_openat()(dirfd, path, flags, mode);
 }

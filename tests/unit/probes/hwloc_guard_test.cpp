@@ -1,14 +1,18 @@
 // HwlocGuard's modes on a hand-made root: opens of per-CPU cache descriptions answered ENOENT
 // without a system call when skipping (on "/" too, where nothing is contained), every other path
-// opened as before, and nothing skipped by a guard that was not asked to skip.
+// opened as before, and nothing skipped by a guard that was not asked to skip; cpuinfo handed over
+// with its lines shortened, and hwloc's topology the same whether it is or not.
 #include "cpu/hwloc_guard.hpp"
 
 #include <cerrno>
+#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <hwloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,6 +124,117 @@ TEST_F(HwlocGuardTest, OtherDescriptorsAreNotSkipped) {
   EXPECT_EQ(open_errno(cpu_fd, "cpu/cpu12/topology/core_id"), 0);
   EXPECT_EQ(guard.skipped_calls(), 1U);
   ::close(cpu_fd);
+}
+
+std::string read_fd(int fd) {
+  std::string text;
+  char buf[4096];
+  for (ssize_t n = 0; (n = ::read(fd, buf, sizeof(buf))) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
+  return text;
+}
+
+TEST(HwlocGuardCpuinfo, CutsEveryLineToWhatHwlocReads) {
+  const std::string l127(127, 'a');
+  const std::string l128(128, 'b');
+  const std::string l1500 = "flags\t\t: " + std::string(1490, 'c');
+  const std::string text = "processor\t: 0\n\n" + l127 + "\n" + l128 + "\n" + l1500 + "\nlast";
+  const std::string cut = HwlocGuard::shorten_cpuinfo_lines(text);
+  EXPECT_EQ(cut, "processor\t: 0\n\n" + l127 + "\n" + l128.substr(0, 127) + "\n" +
+                     l1500.substr(0, 127) + "\nlast");
+  EXPECT_EQ(HwlocGuard::shorten_cpuinfo_lines(""), "");
+  EXPECT_EQ(HwlocGuard::shorten_cpuinfo_lines(std::string(300, 'd')), std::string(127, 'd'));
+}
+
+// cpuinfo as a 224-CPU x86 host writes it, with a model name longer than hwloc's line buffer.
+std::string long_cpuinfo() {
+  std::string text;
+  const std::string model = "Intel(R) Xeon(R) " + std::string(140, 'M') + " CPU @ 2.00GHz";
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    text += "processor\t: " + std::to_string(cpu) + "\nvendor_id\t: GenuineIntel\n";
+    text += "cpu family\t: 6\nmodel\t\t: 143\nmodel name\t: " + model + "\n";
+    text += "physical id\t: " + std::to_string(cpu / 2) +
+            "\ncore id\t\t: " + std::to_string(cpu % 2) + "\n";
+    text += "flags\t\t: " + std::string(1500, 'f') + "\nbugs\t\t: spectre_v1\n\n";
+  }
+  return text;
+}
+
+TEST_F(HwlocGuardTest, HandsHwlocCpuinfoShortenedOnItsRoot) {
+  write_file(dir_.path() / "proc/cpuinfo", long_cpuinfo());
+  write_file(dir_.path() / "proc/meminfo", "MemTotal: 1024 kB\n");
+  for (const bool contain : {true, false}) {
+    SCOPED_TRACE(contain ? "containing guard" : "the root /");
+    HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = contain, .shorten_cpuinfo = true});
+    const std::string abs = (dir_.path() / "proc/cpuinfo").string();
+    const int fd = contain ? ::openat(root_fd_, "proc/cpuinfo", O_RDONLY | O_CLOEXEC)
+                           : ::openat(-1, abs.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(read_fd(fd), HwlocGuard::shorten_cpuinfo_lines(long_cpuinfo()));
+    ::close(fd);
+    EXPECT_EQ(guard.shortened_cpuinfo(), 1U);
+    // Other files are handed over as they are.
+    const int mem = ::openat(root_fd_, "proc/meminfo", O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(mem, 0);
+    EXPECT_EQ(read_fd(mem), "MemTotal: 1024 kB\n");
+    ::close(mem);
+    EXPECT_EQ(guard.shortened_cpuinfo(), 1U);
+  }
+  HwlocGuard plain(*root_);
+  const int fd = ::openat(root_fd_, "proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(read_fd(fd), long_cpuinfo());
+  ::close(fd);
+  EXPECT_EQ(plain.shortened_cpuinfo(), 0U);
+}
+
+// What the shortening rests on: hwloc builds the same topology from the shortened copy as from
+// the file (its parser reads no more of a line than the copy keeps). Should a later hwloc read
+// longer lines, the long model name below would differ and this test fail.
+TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
+  write_file(dir_.path() / "proc/cpuinfo", long_cpuinfo());
+  // The sysfs CPU topology hwloc's Linux backend needs besides: two packages of two cores.
+  for (unsigned cpu = 0; cpu < 4; ++cpu) {
+    const auto topo =
+        dir_.path() / ("sys/devices/system/cpu/cpu" + std::to_string(cpu)) / "topology";
+    write_file(topo / "physical_package_id", std::to_string(cpu / 2) + "\n");
+    write_file(topo / "core_id", std::to_string(cpu % 2) + "\n");
+    write_file(topo / "thread_siblings", std::to_string(1U << cpu) + "\n");
+    write_file(topo / "core_siblings", cpu < 2 ? "3\n" : "c\n");
+  }
+  write_file(dir_.path() / "sys/devices/system/cpu/online", "0-3\n");
+  ::setenv("HWLOC_FSROOT", dir_.path().c_str(), 1);
+  ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
+  ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+  auto load = [&](bool shorten, std::size_t* shortened) {
+    hwloc_topology_t topo = nullptr;
+    EXPECT_EQ(hwloc_topology_init(&topo), 0);
+    std::string xml;
+    {
+      HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .shorten_cpuinfo = shorten});
+      EXPECT_EQ(hwloc_topology_load(topo), 0);
+      *shortened = guard.shortened_cpuinfo();
+    }
+    char* buf = nullptr;
+    int len = 0;
+    EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
+    if (buf != nullptr) xml.assign(buf);
+    hwloc_free_xmlbuffer(topo, buf);
+    hwloc_topology_destroy(topo);
+    return xml;
+  };
+  std::size_t shortened = 0;
+  const std::string as_file = load(false, &shortened);
+  EXPECT_EQ(shortened, 0U);
+  const std::string as_copy = load(true, &shortened);
+  EXPECT_EQ(shortened, 1U);
+  EXPECT_EQ(as_copy, as_file);
+  // hwloc did read the model name (cut, as its own parser cuts it) and two packages.
+  EXPECT_NE(as_file.find("Intel(R) Xeon(R) MMMM"), std::string::npos);
+  EXPECT_NE(as_file.find("type=\"Package\" os_index=\"1\""), std::string::npos);
+  ::unsetenv("HWLOC_FSROOT");
+  ::unsetenv("HWLOC_COMPONENTS");
+  ::unsetenv("HWLOC_PLUGINS_PATH");
 }
 
 }  // namespace
