@@ -135,36 +135,39 @@ struct HwlocGuard::Access {
   }
 
   // An in-memory copy of what `fd` holds, its lines shortened (shorten_cpuinfo_lines), read from
-  // the start; `fd` is closed. When the copy cannot be made, `fd` itself, untouched.
+  // the start; `fd` is closed. When the copy cannot be made, `fd` itself, read from the start.
+  // Shortened as it is read, 64 KiB at a time: /proc/cpuinfo of a large host is megabytes.
   static int shortened_copy(HwlocGuard& guard, int fd) {
-    std::string text;
+    const int copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
+    if (copy < 0) return fd;
+    auto give_up = [&] {
+      ::close(copy);
+      ::lseek(fd, 0, SEEK_SET);  // hwloc reads the file as it is
+      return fd;
+    };
+    auto write_all = [copy](std::string_view data) {
+      while (!data.empty()) {
+        const ssize_t n = ::write(copy, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data.remove_prefix(static_cast<std::size_t>(n));
+      }
+      return true;
+    };
+    CpuinfoShortener shortener;
     std::array<char, 65536> buf{};
+    std::string out;
+    std::size_t total = 0;
     for (;;) {
       const ssize_t n = ::read(fd, buf.data(), buf.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxFileBytes) {
-        ::lseek(fd, 0, SEEK_SET);  // hwloc reads it as it is
-        return fd;
-      }
+      if (n < 0) return give_up();
       if (n == 0) break;
-      text.append(buf.data(), static_cast<std::size_t>(n));
-    }
-    const std::string shortened = shorten_cpuinfo_lines(text);
-    const int copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
-    if (copy < 0) {
-      ::lseek(fd, 0, SEEK_SET);
-      return fd;
-    }
-    std::size_t written = 0;
-    while (written < shortened.size()) {
-      const ssize_t n = ::write(copy, shortened.data() + written, shortened.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(copy);
-        ::lseek(fd, 0, SEEK_SET);
-        return fd;
-      }
-      written += static_cast<std::size_t>(n);
+      total += static_cast<std::size_t>(n);
+      if (total > kMaxFileBytes) return give_up();
+      out.clear();
+      shortener.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), out);
+      if (!write_all(out)) return give_up();
     }
     ::lseek(copy, 0, SEEK_SET);
     ::close(fd);
@@ -251,17 +254,23 @@ struct HwlocGuard::Access {
   }
 };
 
-std::string HwlocGuard::shorten_cpuinfo_lines(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+void HwlocGuard::CpuinfoShortener::feed(std::string_view text, std::string& out) {
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
     const std::size_t len = nl == std::string_view::npos ? text.size() : nl;
-    out.append(text.substr(0, std::min(len, kCpuinfoLineChars)));
+    const std::size_t room = kCpuinfoLineChars - std::min(column_, kCpuinfoLineChars);
+    out.append(text.substr(0, std::min(len, room)));
+    column_ += len;
     if (nl == std::string_view::npos) break;
     out.push_back('\n');
+    column_ = 0;
     text.remove_prefix(nl + 1);
   }
+}
+
+std::string HwlocGuard::shorten_cpuinfo_lines(std::string_view text) {
+  std::string out;
+  CpuinfoShortener().feed(text, out);
   return out;
 }
 

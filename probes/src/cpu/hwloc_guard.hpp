@@ -60,6 +60,16 @@ class HwlocGuard {
   /// `text` with every line longer than kCpuinfoLineChars cut to that length (newlines kept).
   static std::string shorten_cpuinfo_lines(std::string_view text);
 
+  /// The same, fed a piece at a time (lines may span pieces).
+  class CpuinfoShortener {
+   public:
+    /// Appends the shortened form of `text`, which continues what was fed before, to `out`.
+    void feed(std::string_view text, std::string& out);
+
+   private:
+    std::size_t column_ = 0;  // characters of the current line fed so far
+  };
+
   /// Guards the calling thread's hwloc calls on `root` until destroyed. Guards do not nest.
   HwlocGuard(const SysRoot& root, Mode mode);
   /// A containing guard that reads everything hwloc asks for.

@@ -144,6 +144,14 @@ TEST(HwlocGuardCpuinfo, CutsEveryLineToWhatHwlocReads) {
                      l1500.substr(0, 127) + "\nlast");
   EXPECT_EQ(HwlocGuard::shorten_cpuinfo_lines(""), "");
   EXPECT_EQ(HwlocGuard::shorten_cpuinfo_lines(std::string(300, 'd')), std::string(127, 'd'));
+  // Fed in pieces of every size, lines spanning pieces: the same text.
+  for (std::size_t piece : {1U, 7U, 100U, 127U, 128U, 4096U}) {
+    HwlocGuard::CpuinfoShortener shortener;
+    std::string out;
+    for (std::size_t at = 0; at < text.size(); at += piece)
+      shortener.feed(std::string_view(text).substr(at, piece), out);
+    EXPECT_EQ(out, cut) << "pieces of " << piece;
+  }
 }
 
 // cpuinfo as a 224-CPU x86 host writes it, with a model name longer than hwloc's line buffer.
