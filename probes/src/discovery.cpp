@@ -1,6 +1,9 @@
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <system_error>
@@ -91,11 +94,13 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
   }
 
   // Prefetches, in run order, on a second thread beside the platform phase when it runs and
-  // there is a CPU for it; otherwise each right before its probe. Their errors (an exception)
+  // there is a CPU for it; the runner's thread, once the platform is loaded, takes the ones not
+  // yet started while it waits for the one it needs (the net and RDMA reads beside the PCI
+  // walk). Without a second thread each runs right before its probe. Their errors (an exception)
   // are kept per probe.
   std::vector<std::optional<Error>> prefetch_errors(probes.size());
   std::vector<double> prefetch_ms(probes.size(), 0);
-  std::vector<char> prefetched(probes.size(), 0);
+  std::vector<char> prefetched(probes.size(), 0);  // written under `done_mutex` when shared
   auto prefetch = [&](std::size_t i) {
     const auto started = std::chrono::steady_clock::now();
     Result<void> r = guarded([&]() -> Result<void> {
@@ -104,20 +109,34 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     });
     if (!r.ok()) prefetch_errors[i] = r.error();
     prefetch_ms[i] = ms_since(started);
-    prefetched[i] = 1;
   };
-  std::vector<std::size_t> early;  // prefetches the second thread runs
+  std::vector<std::size_t> early;  // prefetches shared between the two threads, in run order
   for (std::size_t i : order) {
     if (probes[i]->prefetches()) early.push_back(i);
   }
+  std::atomic<std::size_t> next_early{0};
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  // Runs the next prefetch nobody has started; false when none is left.
+  auto run_next = [&]() -> bool {
+    const std::size_t k = next_early++;
+    if (k >= early.size()) return false;
+    prefetch(early[k]);
+    {
+      const std::lock_guard<std::mutex> lock(done_mutex);
+      prefetched[early[k]] = 1;
+    }
+    done_cv.notify_all();
+    return true;
+  };
   std::thread beside;
   if (!early.empty() && !reuse_platform && options.overlap && usable_cpus() > 1) {
     for (std::size_t i : early)
       contexts[i]->hold_log();
     try {
       beside = std::thread([&] {
-        for (std::size_t i : early)
-          prefetch(i);
+        while (run_next()) {
+        }
       });
     } catch (const std::system_error& e) {
       log->debug("no second thread for the prefetches ({}): one after the other", e.what());
@@ -132,6 +151,25 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
       if (t.joinable()) t.join();
     }
   } joiner{beside};
+  // Until prefetch `i` is done: runs the prefetches not yet started, then waits.
+  auto await_prefetch = [&](std::size_t i) {
+    if (!beside.joinable()) {
+      if (prefetched[i] == 0) {
+        prefetch(i);
+        prefetched[i] = 1;
+      }
+      return;
+    }
+    for (;;) {
+      {
+        const std::lock_guard<std::mutex> lock(done_mutex);
+        if (prefetched[i] != 0) return;
+      }
+      if (!run_next()) break;
+    }
+    std::unique_lock<std::mutex> lock(done_mutex);
+    done_cv.wait(lock, [&] { return prefetched[i] != 0; });
+  };
 
   TopologyBuilder builder;
   Discovery out;
@@ -159,8 +197,7 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     ProbeReport report;
     report.probe = std::string(probe.name());
     if (probe.prefetches()) {
-      if (beside.joinable()) beside.join();
-      if (prefetched[i] == 0) prefetch(i);
+      await_prefetch(i);
       ctx.release_log();
       log->debug("probe {} prefetch took {:.2f} ms", report.probe, prefetch_ms[i]);
     }

@@ -605,6 +605,30 @@ TEST(ProbeOverlap, SameOutputAsOneProbeAfterTheOther) {
     EXPECT_EQ(host.snapshot(nullptr, true), serial);
 }
 
+// The net and RDMA entries are read ahead, beside the PCI walk, and attached afterwards: their
+// warnings (a malformed attribute, a dangling class link, an unreadable port) must come in the
+// report exactly where reading them in one pass puts them, among the PCI warnings.
+TEST(ProbeOverlap, NetAndRdmaWarningsInRunOrder) {
+  Host host("dgx-h100");
+  const fs::path root = host.root();
+  write_text(root / "sys/class/net/enp39s0f0np0/mtu", "nine thousand\n");
+  write_text(root / "sys/class/net/enp168s0f1np1/type", "ether\n");
+  fs::create_symlink("../../devices/pci0000:00/0000:00:99.0/net/gone",
+                     root / "sys/class/net/gone0");
+  fs::remove(root / "sys/class/infiniband/mlx5_0/node_guid");
+  fs::create_directories(root / "sys/class/infiniband/mlx5_0/node_guid");
+  fs::create_directories(root / "sys/class/infiniband/mlx5_10/ports/zero");
+  const std::string serial = host.snapshot(nullptr, false);
+  for (const char* expected : {"nine thousand", "gone0", "mlx5_0/node_guid", "ports/zero"}) {
+    EXPECT_NE(serial.find(expected), std::string::npos) << expected << " not in the report";
+  }
+  // Entry by entry, in the class directory's order, as one pass reads them.
+  EXPECT_LT(serial.find("enp168s0f1np1/type"), serial.find("enp39s0f0np0/mtu"));
+  EXPECT_LT(serial.find("enp39s0f0np0/mtu"), serial.find("gone0"));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(host.snapshot(nullptr, true), serial);
+}
+
 // hwloc's guard on one thread, a PCI walk and plain libc calls on another, at the same time,
 // under a mock root: the guard sees hwloc's calls, the other thread's are not redirected, and
 // both probes give what they give alone.

@@ -121,62 +121,124 @@ struct RdmaCache : ClassCache<RdmaDeviceInfo> {
 
 namespace nodetopo::probes::detail {
 
-/// Goes over the entries `names` of `class_dir` in order: resolves each, finds its PCI function,
-/// reads its attributes with `read(const ClassDevice&, Info&)` and hands it to
-/// `add(name, const ClassDevice&, Info)`. With a cache, an entry whose link text is unchanged and
-/// that no event points at is taken from it instead of read, its warnings repeated where a
-/// read would give them; the cache then holds this discovery's entries. Entries that are not
-/// links, or are skipped, are never cached. Counts entries read and reused.
-template <class Info, class Read, class Add>
-void visit_class_entries(ProbeContext& ctx, const TopologyBuilder& builder,
-                         std::string_view class_dir, const std::vector<std::string>& names,
-                         ClassCache<Info>* cache, std::size_t& read_count,
-                         std::size_t& reused_count, Read&& read, Add&& add) {
-  std::map<std::string, ClassEntry<Info>, std::less<>> kept;
-  std::set<std::string, std::less<>> read_now;
-  auto since = [&ctx](std::size_t from) {
-    return std::vector<std::string>(ctx.warnings().begin() + static_cast<std::ptrdiff_t>(from),
-                                    ctx.warnings().end());
-  };
+/// One entry of a class directory after the first phase of a visit: read (or taken from the
+/// cache) but not yet attached to the topology.
+template <class Info>
+struct ReadClassEntry {
+  std::string name;
+  ClassEntry<Info> entry;
+  bool cached = false;   ///< taken from the cache, not read
+  bool skipped = false;  ///< could not be resolved: only the warnings of that remain
+  std::vector<ProbeContext::HeldWarning> located;  ///< warnings of the resolution (read entries)
+  std::vector<ProbeContext::HeldWarning> read;     ///< warnings of the attribute reads
+};
+
+/// Sends the context's warnings to `into` while alive.
+class CapturedWarnings {
+ public:
+  CapturedWarnings(ProbeContext& ctx, std::vector<ProbeContext::HeldWarning>& into) : ctx_(ctx) {
+    ctx_.capture_warnings(&into);
+  }
+  ~CapturedWarnings() { ctx_.capture_warnings(nullptr); }
+  CapturedWarnings(const CapturedWarnings&) = delete;
+  CapturedWarnings& operator=(const CapturedWarnings&) = delete;
+
+ private:
+  ProbeContext& ctx_;
+};
+
+inline std::vector<std::string> recorded(const std::vector<ProbeContext::HeldWarning>& held) {
+  std::vector<std::string> out;
+  out.reserve(held.size());
+  for (const ProbeContext::HeldWarning& w : held)
+    out.push_back(w.recorded);
+  return out;
+}
+
+/// The first phase of a visit of the entries `names` of `class_dir`, in order: resolves each and
+/// reads its attributes with `read(const ClassDevice&, Info&)`, or, with a cache, takes an entry
+/// whose link text is unchanged and that no event points at from it. It needs no topology, so
+/// that it can run as a prefetch beside earlier probes; its warnings are kept with the entries
+/// for add_class_entries() to give in the order a one-pass visit gives them. Counts entries read
+/// and reused.
+template <class Info, class Read>
+std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::string_view class_dir,
+                                                     const std::vector<std::string>& names,
+                                                     const ClassCache<Info>* cache,
+                                                     std::size_t& read_count,
+                                                     std::size_t& reused_count, Read&& read) {
+  std::vector<ReadClassEntry<Info>> out;
+  out.reserve(names.size());
   for (const std::string& name : names) {
-    ClassEntry<Info> entry;
+    ReadClassEntry<Info>& e = out.emplace_back();
+    e.name = name;
     const ClassEntry<Info>* cached = nullptr;
     if (cache != nullptr) {
       if (auto target = ctx.root().read_link(std::string(class_dir) + "/" + name)) {
-        entry.target = std::move(target.value());
+        e.entry.target = std::move(target.value());
       }
       auto found = cache->entries.find(name);
-      if (cache->valid && !entry.target.empty() && found != cache->entries.end() &&
-          found->second.target == entry.target && !cache->dirty(found->second)) {
+      if (cache->valid && !e.entry.target.empty() && found != cache->entries.end() &&
+          found->second.target == e.entry.target && !cache->dirty(found->second)) {
         cached = &found->second;
       }
     }
-    ClassDevice located;
     if (cached != nullptr) {
-      entry = *cached;
-      for (const std::string& w : entry.located_warnings)
-        ctx.repeat_warning(w);
-      located = entry.located;
-      attach_class_device(ctx, builder, class_dir, name, entry.address, located);
-      for (const std::string& w : entry.read_warnings)
-        ctx.repeat_warning(w);
+      e.entry = *cached;
+      e.cached = true;
       ++reused_count;
-    } else {
-      ++read_count;
-      read_now.insert(name);
-      const std::size_t before = ctx.warnings().size();
-      auto resolved = resolve_class_device(ctx, class_dir, name, entry.address);
-      if (!resolved) continue;
-      entry.located_warnings = since(before);
-      located = std::move(*resolved);
-      entry.located = located;
-      attach_class_device(ctx, builder, class_dir, name, entry.address, located);
-      const std::size_t attached = ctx.warnings().size();
-      read(located, entry.info);
-      entry.read_warnings = since(attached);
+      continue;
     }
-    add(name, located, Info(entry.info));
-    if (cache != nullptr && !entry.target.empty()) kept.emplace(name, std::move(entry));
+    ++read_count;
+    std::optional<ClassDevice> resolved;
+    {
+      CapturedWarnings capture(ctx, e.located);
+      resolved = resolve_class_device(ctx, class_dir, name, e.entry.address);
+    }
+    if (!resolved) {
+      e.skipped = true;
+      continue;
+    }
+    e.entry.located = std::move(*resolved);
+    {
+      CapturedWarnings capture(ctx, e.read);
+      read(e.entry.located, e.entry.info);
+    }
+    e.entry.located_warnings = recorded(e.located);
+    e.entry.read_warnings = recorded(e.read);
+  }
+  return out;
+}
+
+/// The second phase: finds each entry's PCI function in the topology and hands it to
+/// `add(name, const ClassDevice&, Info)`, giving every warning where a one-pass visit gives it
+/// (resolution, attachment, attribute reads). With a cache, the cache then holds this
+/// discovery's entries; entries that are not links, or are skipped, are never cached.
+template <class Info, class Add>
+void add_class_entries(ProbeContext& ctx, const TopologyBuilder& builder,
+                       std::string_view class_dir, std::vector<ReadClassEntry<Info>>& entries,
+                       ClassCache<Info>* cache, Add&& add) {
+  std::map<std::string, ClassEntry<Info>, std::less<>> kept;
+  std::set<std::string, std::less<>> read_now;
+  for (ReadClassEntry<Info>& e : entries) {
+    if (e.cached) {
+      for (const std::string& w : e.entry.located_warnings)
+        ctx.repeat_warning(w);
+    } else {
+      read_now.insert(e.name);
+      ctx.replay(e.located);
+    }
+    if (e.skipped) continue;
+    ClassDevice located = e.entry.located;
+    attach_class_device(ctx, builder, class_dir, e.name, e.entry.address, located);
+    if (e.cached) {
+      for (const std::string& w : e.entry.read_warnings)
+        ctx.repeat_warning(w);
+    } else {
+      ctx.replay(e.read);
+    }
+    add(e.name, located, Info(e.entry.info));
+    if (cache != nullptr && !e.entry.target.empty()) kept.emplace(e.name, std::move(e.entry));
   }
   if (cache != nullptr) {
     cache->remember(std::move(kept));

@@ -117,21 +117,41 @@ std::string link_type_name(std::uint32_t arphrd) {
   return "arphrd_" + std::to_string(arphrd);
 }
 
-Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
-  const SysRoot& root = ctx.root();
-  detail::NetCache* cache = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
-  auto names = list_subsystem(root, kNetDir, "no network interfaces in this root");
-  if (!names) {
-    if (cache != nullptr) cache->clear();
-    return names.error();
-  }
+struct NetProbe::Read {
+  Result<void> result;
+  std::vector<detail::ReadClassEntry<NetDeviceInfo>> entries;
   std::size_t read = 0;
   std::size_t reused = 0;
-  detail::visit_class_entries(
-      ctx, builder, kNetDir, names.value(), cache, read, reused,
+};
+
+NetProbe::NetProbe() = default;
+NetProbe::~NetProbe() = default;
+
+void NetProbe::prefetch(ProbeContext& ctx) {
+  read_ = std::make_unique<Read>();
+  const detail::NetCache* cache = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
+  auto names = list_subsystem(ctx.root(), kNetDir, "no network interfaces in this root");
+  if (!names) {
+    read_->result = names.error();
+    return;
+  }
+  read_->entries = detail::read_class_entries<NetDeviceInfo>(
+      ctx, kNetDir, names.value(), cache, read_->read, read_->reused,
       [&ctx](const ClassDevice& located, NetDeviceInfo& info) {
         if (!located.dir.empty()) read_attributes(ctx, located, info);
-      },
+      });
+}
+
+Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+  if (!read_) prefetch(ctx);
+  const std::unique_ptr<Read> read = std::move(read_);
+  detail::NetCache* cache = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
+  if (!read->result.ok()) {
+    if (cache != nullptr) cache->clear();
+    return read->result.error();
+  }
+  detail::add_class_entries(
+      ctx, builder, kNetDir, read->entries, cache,
       [&](const std::string& name, const ClassDevice& located, NetDeviceInfo info) {
         info.name = name;
         info.is_virtual = located.pci_function == kNoNode;
@@ -140,8 +160,8 @@ Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
         if (!added) ctx.warn(added.error());
       });
   if (ctx.cache() != nullptr) {
-    ctx.cache()->mutable_stats().net_read = read;
-    ctx.cache()->mutable_stats().net_reused = reused;
+    ctx.cache()->mutable_stats().net_read = read->read;
+    ctx.cache()->mutable_stats().net_reused = read->reused;
   }
   link_virtual_functions(builder);
   return {};

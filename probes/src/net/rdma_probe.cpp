@@ -122,25 +122,45 @@ void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex 
 
 }  // namespace
 
-Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
-  const SysRoot& root = ctx.root();
-  detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
-  auto names = list_subsystem(root, kRdmaDir, "no RDMA devices in this root");
-  if (!names) {
-    if (cache != nullptr) cache->clear();
-    return names.error();
-  }
+struct RdmaProbe::Read {
+  Result<void> result;
+  std::vector<detail::ReadClassEntry<RdmaDeviceInfo>> entries;
   std::size_t read = 0;
   std::size_t reused = 0;
-  detail::visit_class_entries(
-      ctx, builder, kRdmaDir, names.value(), cache, read, reused,
+};
+
+RdmaProbe::RdmaProbe() = default;
+RdmaProbe::~RdmaProbe() = default;
+
+void RdmaProbe::prefetch(ProbeContext& ctx) {
+  read_ = std::make_unique<Read>();
+  const detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
+  auto names = list_subsystem(ctx.root(), kRdmaDir, "no RDMA devices in this root");
+  if (!names) {
+    read_->result = names.error();
+    return;
+  }
+  read_->entries = detail::read_class_entries<RdmaDeviceInfo>(
+      ctx, kRdmaDir, names.value(), cache, read_->read, read_->reused,
       [&ctx](const ClassDevice& located, RdmaDeviceInfo& info) {
         if (located.dir.empty()) return;
         if (auto guid = read_optional_attr(ctx, located.dir + "/node_guid")) {
           info.node_guid = std::move(*guid);
         }
         info.ports = read_ports(ctx, located.dir);
-      },
+      });
+}
+
+Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
+  if (!read_) prefetch(ctx);
+  const std::unique_ptr<Read> read = std::move(read_);
+  detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
+  if (!read->result.ok()) {
+    if (cache != nullptr) cache->clear();
+    return read->result.error();
+  }
+  detail::add_class_entries(
+      ctx, builder, kRdmaDir, read->entries, cache,
       [&](const std::string& name, const ClassDevice& located, RdmaDeviceInfo info) {
         info.name = name;
         info.is_virtual = located.pci_function == kNoNode;
@@ -152,8 +172,8 @@ Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
         if (!added) ctx.warn(added.error());
       });
   if (ctx.cache() != nullptr) {
-    ctx.cache()->mutable_stats().rdma_read = read;
-    ctx.cache()->mutable_stats().rdma_reused = reused;
+    ctx.cache()->mutable_stats().rdma_read = read->read;
+    ctx.cache()->mutable_stats().rdma_reused = read->reused;
   }
   return {};
 }

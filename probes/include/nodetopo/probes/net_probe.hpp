@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <nodetopo/probes/probe.hpp>
@@ -22,6 +23,20 @@ class NetProbe final : public Probe {
   [[nodiscard]] std::string_view name() const override { return "net"; }
   [[nodiscard]] ProbePhase phase() const override { return ProbePhase::kDevices; }
   Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) override;
+
+  /// Reading the class entries needs no topology: it runs as a prefetch (beside hwloc and the
+  /// PCI walk); discover() attaches what it read to the PCI functions.
+  [[nodiscard]] bool prefetches() const override { return true; }
+  void prefetch(ProbeContext& ctx) override;
+
+  NetProbe();
+  ~NetProbe() override;
+  NetProbe(const NetProbe&) = delete;
+  NetProbe& operator=(const NetProbe&) = delete;
+
+ private:
+  struct Read;
+  std::unique_ptr<Read> read_;
 };
 
 /// Name of an ARPHRD link type number as sysfs `type` reports it: 1 "ether", 32 "infiniband",

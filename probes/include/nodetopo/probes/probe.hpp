@@ -85,6 +85,18 @@ class ProbeContext {
   /// the same. Logged in that form too.
   void repeat_warning(const std::string& recorded);
 
+  /// A warning kept aside: as the report records it and as the log words it.
+  struct HeldWarning {
+    std::string recorded;
+    std::string logged;
+  };
+  /// While `into` is set (nullptr ends it), warnings go there instead of the report and the log:
+  /// a prefetch that reads entries before discover() hands them back with replay(), in the
+  /// order discover() would have met them.
+  void capture_warnings(std::vector<HeldWarning>* into) { capture_ = into; }
+  /// Records and logs (or holds) warnings captured earlier, in order.
+  void replay(const std::vector<HeldWarning>& warnings);
+
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
@@ -95,6 +107,7 @@ class ProbeContext {
   std::vector<std::string> warnings_;
   bool hold_ = false;
   std::vector<std::string> held_;  // full messages not yet logged
+  std::vector<HeldWarning>* capture_ = nullptr;
 };
 
 /// Lists the directory holding a subsystem's devices (sys/bus/pci/devices, sys/class/net, ...).

@@ -1,6 +1,8 @@
 // RDMA devices: every entry of sys/class/infiniband (InfiniBand HCAs, RoCE NICs, iWARP, soft RDMA).
 #pragma once
 
+#include <memory>
+
 #include <nodetopo/probes/probe.hpp>
 
 namespace nodetopo::probes {
@@ -18,6 +20,20 @@ class RdmaProbe final : public Probe {
   [[nodiscard]] std::string_view name() const override { return "rdma"; }
   [[nodiscard]] ProbePhase phase() const override { return ProbePhase::kDevices; }
   Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) override;
+
+  /// Reading the class entries needs no topology: it runs as a prefetch (beside hwloc and the
+  /// PCI walk); discover() attaches what it read to the PCI functions.
+  [[nodiscard]] bool prefetches() const override { return true; }
+  void prefetch(ProbeContext& ctx) override;
+
+  RdmaProbe();
+  ~RdmaProbe() override;
+  RdmaProbe(const RdmaProbe&) = delete;
+  RdmaProbe& operator=(const RdmaProbe&) = delete;
+
+ private:
+  struct Read;
+  std::unique_ptr<Read> read_;
 };
 
 }  // namespace nodetopo::probes
