@@ -222,6 +222,36 @@ TEST_P(BrokenRootWalk, EmptyConfigOfADevice) {
   EXPECT_EQ(function(d, "0000:00:03.0")->vendor_id, 0x1af4);
 }
 
+// The probe reads the 256 bytes of standard config space (nothing it decodes lies beyond). A PCI
+// Express capability placed at the very end of that space has its Link Status register past byte
+// 256: the whole file is then read and decoded, so reading less never changes what is published.
+TEST_P(BrokenRootWalk, PcieCapabilityRunningPastTheStandardSpaceIsDecodedWhole) {
+  copy_capture(kSmall);
+  std::string config(4096, '\0');
+  const auto put16 = [&config](std::size_t at, unsigned v) {
+    config[at] = static_cast<char>(v & 0xff);
+    config[at + 1] = static_cast<char>((v >> 8) & 0xff);
+  };
+  put16(0x00, 0x1af4);  // vendor, device: as the function's own files say
+  put16(0x02, 0x1000);
+  put16(0x06, 0x0010);  // status: capability list present
+  config[0x34] = static_cast<char>(0xf0);
+  config[0xf0] = 0x10;                 // PCI Express capability, last in the list
+  put16(0xf2, 0x0002);                 // version 2, endpoint
+  put16(0xfc, (16U << 4) | 4U);        // Link Capabilities: 16 GT/s x16
+  put16(0xf0 + 0x12, (8U << 4) | 3U);  // Link Status at 0x102, past the 256: 8 GT/s x8
+  overwrite("sys/devices/pci0000:00/0000:00:03.0/config", config);
+
+  const Discovery d = discover();
+  const PciFunctionInfo* f = function(d, "0000:00:03.0");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->port_type, PciePortType::kEndpoint);
+  EXPECT_EQ(f->link_max.speed_mts, 16000U);
+  EXPECT_EQ(f->link_max.width, 16U);
+  EXPECT_EQ(f->link_current.speed_mts, 8000U) << "Link Status comes from byte 0x102 of the file";
+  EXPECT_EQ(f->link_current.width, 8U);
+}
+
 TEST_P(BrokenRootWalk, GarbageNumaNodeIsIgnoredAndDerivedFromLocalCpus) {
   copy_capture(kSwitches);
   const std::string dev =

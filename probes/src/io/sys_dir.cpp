@@ -80,7 +80,7 @@ void SysDir::list() const {
   if (listed_) return;
   listed_ = true;
   root_.record(rel_, true);
-  root_.count(&SysRoot::Stats::dir_lists);
+  root_.count(SysRoot::Counter::kDirLists);
   // getdents64 on the directory's own descriptor: opendir() would open it again, fstat it and
   // set its flags, four system calls more per device for nothing.
   // Not value-initialised: zeroing 32 KiB per device directory cost more than the listing.
@@ -130,8 +130,8 @@ std::optional<SysDir::EntryType> SysDir::type_of(std::string_view name) const {
 }
 
 Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_bytes) const {
-  root_.record(rel_ + "/" + std::string(name), false);
-  root_.count(&SysRoot::Stats::opens);
+  root_.record(rel_, name);
+  root_.count(SysRoot::Counter::kOpens);
   const std::string file(name);
   // Opened directly, not looked up in a listing first: listing a device directory costs more
   // than reading three attributes, and an absent one costs one failed openat. O_NOFOLLOW: a link
@@ -181,8 +181,8 @@ Result<std::string> SysDir::read_attr(std::string_view name) const {
 }
 
 Result<std::string> SysDir::read_link(std::string_view name) const {
-  root_.record(rel_ + "/" + std::string(name), false);
-  root_.count(&SysRoot::Stats::readlinks);
+  root_.record(rel_, name);
+  root_.count(SysRoot::Counter::kReadlinks);
   std::array<char, 4096> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   const std::string link(name);
   const ssize_t len = ::readlinkat(fd_, link.c_str(), buf.data(), buf.size());

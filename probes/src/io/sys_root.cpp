@@ -69,7 +69,7 @@ struct SysRoot::Cache {
   std::unordered_map<std::string, std::string> resolved;
   // Directories a kernel-checked open proved free of symlinks (true) or not (false).
   std::unordered_map<std::string, bool> canonical_dirs;
-  Stats stats;
+  std::array<std::atomic<std::size_t>, 4> counters{};  // by Counter
   // The read log of record_reads(), under `mutex`; `recording` is read without it.
   std::atomic<bool> recording{false};
   std::set<std::string> read_paths;
@@ -145,7 +145,7 @@ int SysRoot::open_checked(std::string_view rel, int flags, int* error) const {
   how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   const std::string path(rel);
-  count(&Stats::opens);
+  count(Counter::kOpens);
   const long fd = ::syscall(SYS_openat2, cache_->root_fd, path.c_str(), &how, sizeof(how));
   if (fd >= 0) return static_cast<int>(fd);
   if (error != nullptr) *error = errno;
@@ -156,7 +156,7 @@ int SysRoot::open_checked(std::string_view rel, int flags, int* error) const {
 }
 
 int SysRoot::open_resolved(const std::string& rel, int flags) const {
-  count(&Stats::opens);
+  count(Counter::kOpens);
   if (cache_->root_fd < 0) {
     errno = EBADF;
     return -1;
@@ -252,7 +252,7 @@ SysRoot::PathEntry SysRoot::lookup(const std::string& rel) const {
   // readlink() alone answers both questions sysfs paths ask, in one call: a link (and where to),
   // or EINVAL for an existing non-link; lstat() plus readlink() took two.
   std::array<char, 4096> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init)
-  ++cache_->stats.readlinks;
+  count(Counter::kReadlinks);
   const ssize_t len = ::readlink(full.c_str(), buf.data(), buf.size());
   if (len >= 0) {
     entry.symlink = true;
@@ -438,10 +438,7 @@ Result<std::vector<std::string>> SysRoot::list_dir(std::string_view rel) const {
   }
   auto resolved = resolve(rel);
   if (!resolved) return resolved.error();
-  {
-    std::lock_guard lock(cache_->mutex);
-    ++cache_->stats.dir_lists;
-  }
+  count(Counter::kDirLists);
   const int fd = open_resolved(resolved.value(), O_RDONLY | O_DIRECTORY);
   if (fd < 0) return open_error(errno, "cannot list directory", rel);
   DIR* dir = ::fdopendir(fd);
@@ -474,9 +471,8 @@ bool SysRoot::exists(std::string_view rel) const {
   return resolve(rel).ok();
 }
 
-void SysRoot::count(std::size_t Stats::*counter) const {
-  std::lock_guard lock(cache_->mutex);
-  ++(cache_->stats.*counter);
+void SysRoot::count(Counter counter) const {
+  cache_->counters[static_cast<std::size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
 }
 
 Result<SysDir> SysRoot::open_dir(std::string_view rel) const {
@@ -506,6 +502,15 @@ void SysRoot::record(std::string_view rel, bool listed) const {
   (listed ? cache_->listed_dirs : cache_->read_paths).emplace(rel);
 }
 
+void SysRoot::record(std::string_view dir, std::string_view name) const {
+  if (!cache_->recording.load(std::memory_order_relaxed)) return;
+  std::string rel;
+  rel.reserve(dir.size() + 1 + name.size());
+  rel.append(dir).append("/").append(name);
+  std::lock_guard lock(cache_->mutex);
+  cache_->read_paths.emplace(std::move(rel));
+}
+
 void SysRoot::record_reads() const {
   cache_->recording.store(true, std::memory_order_relaxed);
 }
@@ -517,8 +522,14 @@ SysRoot::ReadLog SysRoot::read_log() const {
 }
 
 SysRoot::Stats SysRoot::stats() const {
-  std::lock_guard lock(cache_->mutex);
-  return cache_->stats;
+  const auto& c = cache_->counters;
+  const auto get = [&c](Counter counter) {
+    return c[static_cast<std::size_t>(counter)].load(std::memory_order_relaxed);
+  };
+  return Stats{.opens = get(Counter::kOpens),
+               .lstats = get(Counter::kLstats),
+               .readlinks = get(Counter::kReadlinks),
+               .dir_lists = get(Counter::kDirLists)};
 }
 
 }  // namespace nodetopo::probes

@@ -180,6 +180,7 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
     pci_fill_info(dev, PCI_FILL_CAPS);
     if (pci_cap* cap = pci_find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
       const int at = static_cast<int>(cap->addr);
+      if (static_cast<std::size_t>(at + PCI_EXP_LNKSTA + 2) > config.size()) out.past_buffer = true;
       const unsigned flags = pci_read_word(dev, at + PCI_EXP_FLAGS);
       out.port_type = pcie_port_type_from_field((flags & PCI_EXP_FLAGS_TYPE) >> 4);
       const u32 lnkcap = pci_read_long(dev, at + PCI_EXP_LNKCAP);
@@ -190,6 +191,9 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
     if (out.header_type != PCI_HEADER_TYPE_NORMAL) {
       // Bridges carry their subsystem ids in the SSVID capability, where the kernel reads them.
       if (pci_cap* cap = pci_find_cap(dev, PCI_CAP_ID_SSVID, PCI_CAP_NORMAL)) {
+        if (static_cast<std::size_t>(cap->addr + PCI_SSVID_DEVICE + 2) > config.size()) {
+          out.past_buffer = true;
+        }
         out.subsystem_vendor_id =
             pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_VENDOR);
         out.subsystem_device_id =

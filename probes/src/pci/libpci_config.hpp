@@ -36,6 +36,10 @@ struct DecodedConfig {
   PcieLink link_max;
   /// Whether the subsystem ids were found (type-0 header, or a bridge's SSVID capability).
   bool subsystem_known = false;
+  /// A capability's registers lie past the end of the buffer decoded (a capability placed at the
+  /// very end of the standard space, in a damaged capture): a caller that read only part of the
+  /// file decodes the whole of it again, so that reading less never changes what is decoded.
+  bool past_buffer = false;
   std::vector<std::string> problems;  ///< libpci's own messages, if any
 };
 
@@ -62,5 +66,7 @@ class LibpciConfig {
 inline constexpr std::size_t kPciConfigHeaderSize = 64;
 /// Bytes of the standard configuration space, where the capability list lives.
 inline constexpr std::size_t kPciConfigStandardSize = 256;
+/// Bytes of a PCI Express function's whole configuration space (the extended capabilities).
+inline constexpr std::size_t kPciConfigExtendedSize = 4096;
 
 }  // namespace nodetopo::probes

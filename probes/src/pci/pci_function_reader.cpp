@@ -85,8 +85,9 @@ std::optional<std::string> PciFunctionReader::optional_attr(const SysDir& dir,
 }
 
 // config is optional (some captures lack it); shorter than the 64-byte header it is unusable.
-std::optional<std::string> PciFunctionReader::optional_config(const SysDir& dir) {
-  auto bytes = dir.read_file("config", 4096);
+std::optional<std::string> PciFunctionReader::optional_config(const SysDir& dir,
+                                                              std::size_t max_bytes) {
+  auto bytes = dir.read_file("config", max_bytes);
   if (!bytes) {
     if (bytes.error().code == ErrorCode::kNotFound) return std::nullopt;
     warnings_->push_back(bytes.error());
@@ -99,6 +100,27 @@ std::optional<std::string> PciFunctionReader::optional_config(const SysDir& dir)
     return std::nullopt;
   }
   return std::move(bytes.value());
+}
+
+// Header type, bus numbers, revision and the PCIe port type come from config space, read once
+// and decoded by libpci from that buffer. Only the standard 256 bytes are read, as hwloc does:
+// nothing decoded lies in the extended space, and on real hardware every dword of config space
+// read through sysfs is a configuration cycle, so 4096 bytes cost sixteen times as many. Only
+// when a capability runs past those 256 bytes (a damaged capture) is the whole file read and
+// decoded again, so that the shorter read never changes the result.
+std::optional<DecodedConfig> PciFunctionReader::read_config(const SysDir& dir,
+                                                            const PciAddress& address) {
+  auto bytes = optional_config(dir, kPciConfigStandardSize);
+  if (!bytes) return std::nullopt;
+  const auto decode = [&](const std::string& b) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(b.data());
+    return libpci_.decode(address, std::span<const std::uint8_t>(data, b.size()));
+  };
+  DecodedConfig config = decode(*bytes);
+  if (config.past_buffer && bytes->size() == kPciConfigStandardSize) {
+    if (auto whole = optional_config(dir, kPciConfigExtendedSize)) config = decode(*whole);
+  }
+  return config;
 }
 
 template <class T>
@@ -226,13 +248,7 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
   f.pcie_root = e.pcie_root;
   if (!read_identity(dir, e.address, f)) return out;
 
-  // Header type, bus numbers, revision and the PCIe port type come from config space, read
-  // once here and decoded by libpci from that buffer.
-  std::optional<DecodedConfig> config;
-  if (auto bytes = optional_config(dir)) {
-    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes->data());
-    config = libpci_.decode(e.address, std::span<const std::uint8_t>(data, bytes->size()));
-  }
+  const std::optional<DecodedConfig> config = read_config(dir, e.address);
   // Config space, when readable, already holds what sysfs also exports as files (revision,
   // subsystem ids, link state): read those files only when it does not, so that each fact is
   // read once.

@@ -65,7 +65,8 @@ class PciFunctionReader {
                                Result<T> (*parse)(std::string_view));
   Result<std::uint64_t> read_hex(const SysDir& dir, std::string_view attr, std::uint64_t max);
   std::optional<std::uint16_t> id_attr(const SysDir& dir, std::string_view attr);
-  std::optional<std::string> optional_config(const SysDir& dir);
+  std::optional<std::string> optional_config(const SysDir& dir, std::size_t max_bytes);
+  std::optional<DecodedConfig> read_config(const SysDir& dir, const PciAddress& address);
   std::optional<PciUevent> optional_uevent(const SysDir& dir, const PciAddress& address);
   bool read_identity(const SysDir& dir, const PciAddress& address, PciFunctionInfo& f);
   void warn(std::string message, std::string path);

@@ -67,10 +67,13 @@ class PciWalk {
   // looked up every component). Entries that are not such plain links, or whose path does not
   // open as canonical, are resolved in full, with a warning for whatever is wrong with them.
   std::vector<PciEntry> enumerate(const SysDir& bus) {
+    // Listed and sorted once: a thousand names.
+    const std::vector<SysDir::Entry> names = bus.entries();
     std::vector<PciEntry> entries;
-    entries.reserve(bus.entries().size());
+    entries.reserve(names.size());
     targets_.clear();
-    for (const auto& [entry_name, type] : bus.entries()) {
+    targets_.reserve(names.size());
+    for (const auto& [entry_name, type] : names) {
       const std::string name(entry_name);
       auto addr = parse_pci_address(name);
       if (!addr) {

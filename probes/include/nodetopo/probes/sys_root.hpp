@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -120,9 +121,14 @@ class SysRoot {
  private:
   friend class SysDir;
   struct Cache;
-  void count(std::size_t Stats::*counter) const;
+  // One per field of Stats; counted without a lock (reader threads open files side by side).
+  enum class Counter : std::uint8_t { kOpens, kLstats, kReadlinks, kDirLists };
+  void count(Counter counter) const;
   // Adds `rel` to the read log when recording (one relaxed load otherwise).
   void record(std::string_view rel, bool listed) const;
+  // Adds `dir`/`name` to the read log when recording: the path is joined only then, not for
+  // every attribute a discovery reads.
+  void record(std::string_view dir, std::string_view name) const;
   SysRoot(std::filesystem::path root, bool live, PathWalk walk);
   // A descriptor for `rel` opened by one kernel-checked openat2(), or -1 when the path is not
   // canonical, does not exist, or the kernel cannot check it: the caller then takes the
