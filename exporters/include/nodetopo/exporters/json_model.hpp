@@ -24,7 +24,7 @@ std::string render_json_model(const Topology& topology, std::span<const ProbeRep
 /// keeps its own error (the exporter writes on regardless, so a sink that failed ignores the rest).
 using TextSink = std::function<void(std::string_view piece)>;
 
-/// The same bytes as render_json_model(), handed to `sink` in pieces of about 64 KiB as they are
+/// The same bytes as render_json_model(), handed to `sink` in pieces of about 16 KiB as they are
 /// written, so the whole document is never held: a 64-GPU node's model is 2.4 MB, more than a
 /// quarter of `topo dump`'s peak RSS when built in one string.
 void write_json_model(const Topology& topology, std::span<const ProbeReport> reports,

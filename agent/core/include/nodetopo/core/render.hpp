@@ -59,7 +59,7 @@ struct RenderOptions {
                                          const RenderOptions& options = {});
 
 /// render(), the document handed to `sink` in order instead of returned. The JSON model of a dump
-/// is streamed as it is written, in pieces of about 64 KiB, so the process never holds all of it
+/// is streamed as it is written, in pieces of about 16 KiB, so the process never holds all of it
 /// (2.4 MB on a 64-GPU node); every other document comes in one piece. The same bytes as
 /// render(); its errors come before any piece.
 [[nodiscard]] Result<void> render_to(const NodeSnapshot& snapshot, DocumentKind kind,
