@@ -223,7 +223,7 @@ TEST_F(StreamedDump, StdoutIsTheFileOutputByteForByte) {
   const auto streamed = test::run_command({"timeout", "-s", "KILL", "30", topo(), "dump",
                                            "--format", "json", "--root", root_.string()});
   ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
-  EXPECT_GT(streamed.out.size(), 2U * 64 * 1024) << "a model of several pieces";
+  EXPECT_GT(streamed.out.size(), 4U * 16 * 1024) << "a model of several 16 KiB pieces";
   const fs::path file = tmp_.path() / "model.json";
   const auto whole = test::run_command({"timeout", "-s", "KILL", "30", topo(), "dump", "--format",
                                         "json", "--root", root_.string(), "-o", file.string()});
