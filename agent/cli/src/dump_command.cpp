@@ -58,8 +58,8 @@ int run_dump(DumpOptions& opts) {
   // Still the only thread: the one place the environment is written (probes/probe.hpp).
   core::write_process_environment(*host);
   // One malloc arena for the discovery's few threads (hwloc, the PCI walk beside it and its
-  // readers), as the agent has: each further arena keeps its own touched pages until exit, up
-  // to 0.4 MiB of the dump's peak RSS on a 64-GPU node. Set before any thread exists.
+  // readers), as the agent has: each further arena keeps its own touched pages until exit,
+  // 0.1-0.6 MiB of the dump's peak RSS. Set before any thread exists.
   mallopt(M_ARENA_MAX, 1);
   auto snapshot = core::take_snapshot(*host, {.node_name = {}, .with_digest = false});
   if (!snapshot) return fail("dump", snapshot.error().describe());
