@@ -203,5 +203,43 @@ TEST(HostOptions, EmptyRootOrMockIsAUsageError) {
   }
 }
 
+// Standard output gets the JSON model as it is rendered, in pieces (issue 18's peak RSS): a
+// model of several pieces is, byte for byte, the file --output writes in one, and a write that
+// fails part-way (/dev/full) is an error naming standard output, not a success.
+class StreamedDump : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = tmp_.path() / "root";
+    ASSERT_EQ(
+        test::run_command({topo(), "mock", "build", "synthetic:gpus=8,nics=8", root_.string()})
+            .exit_code,
+        0);
+  }
+  test::TempDir tmp_;
+  fs::path root_;
+};
+
+TEST_F(StreamedDump, StdoutIsTheFileOutputByteForByte) {
+  const auto streamed = test::run_command({"timeout", "-s", "KILL", "30", topo(), "dump",
+                                           "--format", "json", "--root", root_.string()});
+  ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
+  EXPECT_GT(streamed.out.size(), 4U * 16 * 1024) << "a model of several 16 KiB pieces";
+  const fs::path file = tmp_.path() / "model.json";
+  const auto whole = test::run_command({"timeout", "-s", "KILL", "30", topo(), "dump", "--format",
+                                        "json", "--root", root_.string(), "-o", file.string()});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(streamed.out, test::read_file(file));
+}
+
+TEST_F(StreamedDump, AFailedWriteToStdoutIsAnError) {
+  ASSERT_TRUE(fs::is_character_file("/dev/full"));
+  const auto r = test::run_command(
+      {"sh", "-c", "exec timeout -s KILL 30 \"$0\" dump --format json --root \"$1\" >/dev/full",
+       topo(), root_.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("standard output"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("No space left"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace nodetopo

@@ -178,6 +178,20 @@ Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind, std:
   return make_error(ErrorCode::kInvalid, "unknown document kind");
 }
 
+Result<void> render_to(const NodeSnapshot& snapshot, DocumentKind kind, std::string_view format,
+                       const exporters::TextSink& sink, const RenderOptions& options) {
+  if (kind == DocumentKind::kDump && format == "json") {
+    // render() refuses nothing else for a dump (it shows a degraded discovery).
+    if (auto checked = check_render(kind, format, options); !checked) return checked.error();
+    exporters::write_json_model(snapshot.discovery.topology, snapshot.discovery.reports, sink);
+    return {};
+  }
+  auto doc = render(snapshot, kind, format, options);
+  if (!doc) return doc.error();
+  sink(*doc);
+  return {};
+}
+
 Result<std::vector<exporters::dra::ResourceSlice>> build_slices(const NodeSnapshot& s,
                                                                 const RenderOptions& opts) {
   if (const std::string why = s.discovery.degraded(); !why.empty()) {

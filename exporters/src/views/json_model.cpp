@@ -171,15 +171,9 @@ void write_node(JsonWriter& j, const Topology& topo, NodeIndex index) {
   j.end_object();
 }
 
-}  // namespace
-
-std::string render_json_model(const Topology& topology, std::span<const ProbeReport> reports) {
-  const DeviceMatrix matrix = build_device_matrix(topology);
-  JsonWriter j;
-  // About 1.4 KiB of JSON per node and 24 bytes per relation cell (a 64-GPU node: 1.9 MB + 0.4
-  // MB): reserving a little more spares the copies of a doubling buffer.
-  const std::size_t cells = matrix.devices.size() * matrix.devices.size();
-  j.reserve(topology.size() * 1536 + cells * 32);
+// The document up to its closing brace; the caller ends it (a newline) as it keeps it.
+void write_model(JsonWriter& j, const Topology& topology, const DeviceMatrix& matrix,
+                 std::span<const ProbeReport> reports) {
   j.begin_object();
   j.field("schema_version", kModelSchemaVersion);
   j.key("machine");
@@ -216,7 +210,27 @@ std::string render_json_model(const Topology& topology, std::span<const ProbeRep
   }
   j.end_array();
   j.end_object();
+}
+
+}  // namespace
+
+std::string render_json_model(const Topology& topology, std::span<const ProbeReport> reports) {
+  const DeviceMatrix matrix = build_device_matrix(topology);
+  JsonWriter j;
+  // About 1.4 KiB of JSON per node and 24 bytes per relation cell (a 64-GPU node: 1.9 MB + 0.4
+  // MB): reserving a little more spares the copies of a doubling buffer.
+  const std::size_t cells = matrix.devices.size() * matrix.devices.size();
+  j.reserve(topology.size() * 1536 + cells * 32);
+  write_model(j, topology, matrix, reports);
   return j.take_with_newline();
+}
+
+void write_json_model(const Topology& topology, std::span<const ProbeReport> reports,
+                      const TextSink& sink) {
+  const DeviceMatrix matrix = build_device_matrix(topology);
+  JsonWriter j(sink);
+  write_model(j, topology, matrix, reports);
+  j.finish();
 }
 
 }  // namespace nodetopo::exporters

@@ -141,9 +141,25 @@ char* put_break(char* out, bool comma, std::size_t depth) {
 void JsonWriter::flush() {
   doc_.append(stage_.data(), staged_);
   staged_ = 0;
+  spill();
+}
+
+void JsonWriter::hand_on() {
+  (*sink_)(doc_);
+  doc_.clear();  // keeps the capacity: the next chunk is written over the same pages
+}
+
+void JsonWriter::finish() {
+  assert(sink_ != nullptr);
+  put('\n');
+  flush();
+  if (!doc_.empty()) hand_on();
+  stack_.clear();
+  after_key_ = false;
 }
 
 std::string JsonWriter::take() {
+  assert(sink_ == nullptr);
   flush();
   std::string out = std::move(doc_);
   doc_.clear();
@@ -163,6 +179,7 @@ void JsonWriter::write_raw(std::string_view text) {
   } else {
     flush();
     doc_.append(text);
+    spill();
   }
 }
 

@@ -212,6 +212,19 @@ TEST(JsonModel, IsDeterministicAndEndsWithANewline) {
   EXPECT_EQ(ja.back(), '\n');
 }
 
+// `topo dump --format json` streams the model; its bytes are the rendered document's, in order.
+TEST(JsonModel, StreamedIsTheRenderedDocument) {
+  const Sample s = sample();
+  std::string streamed;
+  std::size_t pieces = 0;
+  write_json_model(s.topology, s.reports, [&](std::string_view piece) {
+    streamed += piece;
+    ++pieces;
+  });
+  EXPECT_EQ(streamed, render_json_model(s.topology, s.reports));
+  EXPECT_EQ(pieces, 1U) << "a document under one chunk comes in one piece";
+}
+
 TEST(JsonModel, TopLevelFields) {
   const Sample s = sample();
   const nlohmann::json doc = nlohmann::json::parse(render_json_model(s.topology, s.reports));

@@ -331,5 +331,40 @@ TEST(JsonWriter, RandomDocumentsMatchNlohmann) {
   EXPECT_GT(bytes, 100'000U) << "documents long enough to pass the staging buffer many times";
 }
 
+// Streaming hands the same bytes over in order, in pieces of about a chunk (long tokens may make
+// one longer), and a document the size of a large node's model in many pieces.
+TEST(JsonWriter, StreamingHandsOverTheSameBytesInChunks) {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    std::vector<std::string> pieces;
+    const JsonWriter::Sink sink = [&pieces](std::string_view piece) { pieces.emplace_back(piece); };
+    Ordered expected;
+    {
+      JsonWriter j(sink);
+      j.begin_array();
+      // Random documents in one until it spans several chunks.
+      std::size_t size = 0;
+      for (std::uint32_t part = 0; size < 4 * JsonWriter::kChunkSize; ++part) {
+        RandomDocument random(seed * 1000 + part);
+        Ordered doc;
+        random.object(j, doc, 1);
+        size += dump(doc).size();
+        expected.push_back(std::move(doc));
+      }
+      j.end_array();
+      j.finish();
+    }
+    std::string streamed;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      ASSERT_FALSE(pieces[i].empty()) << "seed " << seed << " piece " << i;
+      if (i + 1 < pieces.size()) {
+        EXPECT_GE(pieces[i].size(), JsonWriter::kChunkSize) << "seed " << seed << " piece " << i;
+      }
+      streamed += pieces[i];
+    }
+    ASSERT_EQ(streamed, dump(expected) + "\n") << "seed " << seed;
+    EXPECT_GE(pieces.size(), 4U) << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace nodetopo::exporters::detail
