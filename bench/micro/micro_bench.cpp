@@ -19,7 +19,6 @@
 #include <nodetopo/probes/environment.hpp>
 #include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/parsers.hpp>
-#include <nodetopo/probes/pci_ids.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
 #include <nodetopo/topology/relations.hpp>
 
@@ -95,30 +94,6 @@ void BM_ParseLinkSpeed(benchmark::State& state) {
     benchmark::DoNotOptimize(probes::parse_link_speed("32.0 GT/s PCIe"));
 }
 BENCHMARK(BM_ParseLinkSpeed);
-
-// The pci.ids lookup of a DGX-like node's IDs (NVIDIA GPUs and NVSwitches, Mellanox NICs, Intel
-// root ports and chipset, Broadcom/PLX switches, an ASPEED BMC): Arg 0 as found on such a node,
-// Arg 1 with one vendor pci.ids does not list, which takes the full scan.
-void BM_PciIdsLookup(benchmark::State& state) {
-  static const auto file = probes::PciIdsFile::open_system();
-  if (!file) {
-    state.SkipWithError("no pci.ids");
-    return;
-  }
-  std::vector<probes::PciNameQuery> q = {
-      {0x10de, 0x2330, 0x0302}, {0x10de, 0x22a3, 0x0680}, {0x15b3, 0x101d, 0x0200},
-      {0x15b3, 0x1021, 0x0207}, {0x8086, 0x09a2, 0x0880}, {0x8086, 0x347a, 0x0604},
-      {0x8086, 0x1bb1, 0x0604}, {0x1000, 0xc030, 0x0604}, {0x10b5, 0x8796, 0x0604},
-      {0x1a03, 0x2000, 0x0300}, {0x144d, 0xa80a, 0x0108}};
-  if (state.range(0) == 1) q.push_back({0x0002, 0x0001, 0x0200});
-  for (auto _ : state) {
-    probes::PciIdsLookupStats stats;
-    benchmark::DoNotOptimize(probes::lookup_pci_names(file->text(), q, &stats));
-    state.counters["lines"] = static_cast<double>(stats.lines_read);
-    state.counters["full_scan"] = stats.full_scan ? 1 : 0;
-  }
-}
-BENCHMARK(BM_PciIdsLookup)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // Resolving a device link through a warm SysRoot cache: no system call per lookup.
 void BM_SysRootResolveCached(benchmark::State& state) {

@@ -1,16 +1,12 @@
-// Names from the pci.ids database (vendor, device, class), looked up for a known set of IDs.
+// Names from the pci.ids database (vendor, device, class), looked up for a known set of IDs in a
+// single pass over the file's text.
 //
 // Why not libpci's pci_lookup_name(): its first call parses all ~40,000 entries of pci.ids into a
 // hash table, which costs more than the rest of PCI discovery together (about 20 ms). A discovery
-// needs a few dozen names. pci.ids is distributed sorted (vendors, then classes, each by ID, and
-// their entries by ID), so a binary search over the text finds each by reading a few lines near
-// 20-odd offsets: tens of microseconds, and a few pages of the 1.3 MB file touched. A file that is
-// not sorted that way, or a vendor or class it lacks, falls back to one linear scan of the whole
-// text (about a millisecond). The results are the same strings either way (tests compare them
-// with libpci's).
+// needs a few dozen names; one linear scan finds them in about a millisecond. The results are
+// the same strings (tests compare them with libpci's).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -39,27 +35,18 @@ struct PciNames {
   [[nodiscard]] std::string class_name(std::uint16_t class_id) const;
 };
 
-/// How a lookup went, for tests and benchmarks.
-struct PciIdsLookupStats {
-  bool full_scan = false;      ///< the sorted lookup could not serve it: the whole text was read
-  std::size_t lines_read = 0;  ///< lines the sorted lookup looked at
-};
-
-/// Looks the names of `queries` up in pci.ids text. A class whose subclass is not listed gets its
+/// Scans pci.ids text for the names of `queries`. A class whose subclass is not listed gets its
 /// base class name with the number, "Display controller [0380]", as libpci formats it.
-PciNames lookup_pci_names(std::string_view ids_text, std::span<const PciNameQuery> queries,
-                          PciIdsLookupStats* stats = nullptr);
+PciNames lookup_pci_names(std::string_view ids_text, std::span<const PciNameQuery> queries);
 
 /// The pci.ids of this system (the tool's own data, not the host root's), mapped read-only: the
 /// first readable of $NODETOPO_PCI_IDS, /usr/share/misc/pci.ids, /usr/share/hwdata/pci.ids,
 /// /usr/share/pci.ids. Mapping instead of reading spares copying 1.3 MB on every discovery.
 class PciIdsFile;
 
-/// As lookup_pci_names(text, queries) over the file's text; a full scan gives the pages already
-/// scanned back to the kernel as it goes (madvise), so that the file does not count in the peak
-/// RSS.
-PciNames lookup_pci_names(const PciIdsFile& file, std::span<const PciNameQuery> queries,
-                          PciIdsLookupStats* stats = nullptr);
+/// As lookup_pci_names(text, queries) over the file's text, giving the pages already scanned
+/// back to the kernel as it goes (madvise), so that the file does not count in the peak RSS.
+PciNames lookup_pci_names(const PciIdsFile& file, std::span<const PciNameQuery> queries);
 
 class PciIdsFile {
  public:
