@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::string_view kLogLevel = "--log-level";
 constexpr std::string_view kLogFormat = "--log-format";
-constexpr CommandChoice kEveryCommand{CommandChoice::kNone, true};
+constexpr CommandChoice kEveryCommand{CommandChoice::kNone, true, false};
 
 spdlog::level::level_enum parse_level(const std::string& name) {
   return spdlog::level::from_str(name);
@@ -42,23 +42,25 @@ std::string version_line() {
 // (require_subcommand(1)). Anything else before the word ("--", an unknown option) is left to
 // CLI11 with every command built, so that no output can depend on this guess.
 CommandChoice choose_command(int argc, const char* const* argv, std::span<const Command> commands) {
+  CommandChoice choice;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == kLogLevel || arg == kLogFormat) {
       ++i;  // its value, even one that starts with '-' or is a command's name
       continue;
     }
-    if (is_joined(arg, kLogLevel) || is_joined(arg, kLogFormat) || arg == "--version" ||
-        arg == "--help" || arg == "-h") {
+    if (arg == "--help" || arg == "-h") {
+      choice.help = true;
       continue;
     }
+    if (is_joined(arg, kLogLevel) || is_joined(arg, kLogFormat) || arg == "--version") continue;
     if (arg.starts_with('-')) return kEveryCommand;
     for (std::size_t c = 0; c < commands.size(); ++c) {
-      if (commands[c].name == arg) return CommandChoice{c, false};
+      if (commands[c].name == arg) return CommandChoice{c, false, choice.help};
     }
     return kEveryCommand;
   }
-  return {};
+  return choice;
 }
 
 CommandLine parse_command_line(int argc, const char* const* argv, std::span<const Command> commands,
@@ -78,10 +80,12 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::span<cons
       registration == Registration::kAll ? kEveryCommand : choose_command(argc, argv, commands);
   // A named command is built alone: once CLI11 has descended into it, it never looks at the
   // top level's other subcommands again (at most one is taken), and nothing it prints names
-  // them. Without one, the others are needed only for the list in `topo --help`.
+  // them. Without one, the others are needed only for the list in `topo --help`: the top
+  // level's errors and the version name no command.
+  const bool listed = choice.index == CommandChoice::kNone && choice.help;
   for (std::size_t c = 0; c < commands.size(); ++c) {
     const bool named = choice.index == c;
-    if (!choice.all && !named && choice.index != CommandChoice::kNone) continue;
+    if (!choice.all && !named && !listed) continue;
     const Command& command = commands[c];
     CLI::App* cmd = app.add_subcommand(std::string(command.name), std::string(command.description));
     if (choice.all || named) command.add(*cmd, line.runner);

@@ -38,7 +38,7 @@ using CommandRunner = std::function<int()>;
 using CommandRegistrar = std::function<void(CLI::App& cmd, CommandRunner& runner)>;
 
 /// One command of an executable. Name and description are what the parent's help lists, and
-/// all that a command is built with when argv names none.
+/// all that a command is built with for `topo --help`.
 struct Command {
   std::string_view name;         ///< the subcommand: `topo <name> ...`
   std::string_view description;  ///< the paragraph `topo --help` lists it with
@@ -51,7 +51,8 @@ std::string version_line();
 /// Which commands parse_command_line() builds.
 enum class Registration {
   kNamed,  ///< only the one argv names (choose_command()); when argv names none, each by name
-           ///< and description only; all of them when argv's first word is not understood
+           ///< and description only for --help, else none; all of them when argv's first word
+           ///< is not understood
   kAll,    ///< every one: what kNamed must not differ from in any output (the tests compare)
 };
 
@@ -70,6 +71,7 @@ struct CommandChoice {
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::size_t index = kNone;  ///< into the table; kNone: no word at all (`topo --version`)
   bool all = false;           ///< a word or option the frame does not know: build every command
+  bool help = false;          ///< -h or --help before the word (or without one)
 };
 CommandChoice choose_command(int argc, const char* const* argv, std::span<const Command> commands);
 
