@@ -5,10 +5,14 @@
 #include <array>
 
 #include <nodetopo/cli/app.hpp>
+#include <nodetopo/cli/helper_commands.hpp>
 #include <nodetopo/daemon/agent_command.hpp>
 
 int main(int argc, char** argv) {
-  const std::array<nodetopo::cli::CommandRegistrar, 1> commands = {
-      nodetopo::daemon::register_agent_command};
-  return nodetopo::cli::run_cli(argc, argv, commands);
+  namespace cli = nodetopo::cli;
+  // Name and description shared with `topo`, which lists the command and execs this.
+  const std::array<cli::Command, 1> commands = {
+      cli::Command{cli::kAgentCommand.name, cli::kAgentCommand.description,
+                   nodetopo::daemon::register_agent_command}};
+  return cli::run_cli(argc, argv, commands);
 }

@@ -4,10 +4,14 @@
 // the container's command) stays `topo kubelet-plugin`.
 #include <array>
 
+#include <nodetopo/cli/helper_commands.hpp>
 #include <nodetopo/cli/kubelet_plugin_command.hpp>
 
 int main(int argc, char** argv) {
-  const std::array<nodetopo::cli::CommandRegistrar, 1> commands = {
-      nodetopo::cli::register_kubelet_plugin_command};
-  return nodetopo::cli::run_cli(argc, argv, commands);
+  namespace cli = nodetopo::cli;
+  // Name and description shared with `topo`, which lists the command and execs this.
+  const std::array<cli::Command, 1> commands = {
+      cli::Command{cli::kKubeletPluginCommand.name, cli::kKubeletPluginCommand.description,
+                   nodetopo::cli::register_kubelet_plugin_command}};
+  return cli::run_cli(argc, argv, commands);
 }

@@ -74,20 +74,17 @@ int run_dump(DumpOptions& opts) {
 
 }  // namespace
 
-void register_dump_command(CLI::App& app, CommandRunner& runner) {
+void register_dump_command(CLI::App& cmd, CommandRunner& runner) {
   auto opts = std::make_shared<DumpOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "dump",
-      "Discover the host once and print its topology: tree (text), model (json) or picture (dot)");
-  add_host_options(*cmd, opts->source.spec());
-  cmd->add_option("--format", opts->format, "Output format")
+  add_host_options(cmd, opts->source.spec());
+  cmd.add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
-  cmd->add_option("--output,-o", opts->output,
-                  "Write to FILE (atomically: temporary file + rename) instead of stdout")
+  cmd.add_option("--output,-o", opts->output,
+                 "Write to FILE (atomically: temporary file + rename) instead of stdout")
       ->type_name("FILE");
-  opts->from_agent.add_options(*cmd);
-  cmd->callback([&runner, opts] { runner = [opts] { return run_dump(*opts); }; });
+  opts->from_agent.add_options(cmd);
+  cmd.callback([&runner, opts] { runner = [opts] { return run_dump(*opts); }; });
 }
 
 }  // namespace nodetopo::cli

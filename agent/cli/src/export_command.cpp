@@ -218,16 +218,13 @@ void register_shape(CLI::App& parent, CommandRunner& runner) {
 // autoscaler_command.cpp
 void register_autoscaler_template(CLI::App& parent, CommandRunner& runner);
 
-void register_export_command(CLI::App& app, CommandRunner& runner) {
-  CLI::App* cmd = app.add_subcommand(
-      "export",
-      "Render the node for Kubernetes: resourceslices, labels, nrt, shape, autoscaler-template");
-  cmd->require_subcommand(1);
-  register_slices(*cmd, runner);
-  register_labels(*cmd, runner);
-  register_nrt(*cmd, runner);
-  register_shape(*cmd, runner);
-  register_autoscaler_template(*cmd, runner);
+void register_export_command(CLI::App& cmd, CommandRunner& runner) {
+  cmd.require_subcommand(1);
+  register_slices(cmd, runner);
+  register_labels(cmd, runner);
+  register_nrt(cmd, runner);
+  register_shape(cmd, runner);
+  register_autoscaler_template(cmd, runner);
 }
 
 }  // namespace nodetopo::cli

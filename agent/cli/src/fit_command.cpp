@@ -320,60 +320,56 @@ int run_fit(FitCommand& opts) {
 
 }  // namespace
 
-void register_fit_command(CLI::App& app, CommandRunner& runner) {
+void register_fit_command(CLI::App& cmd, CommandRunner& runner) {
   auto opts = std::make_shared<FitCommand>();
-  CLI::App* cmd = app.add_subcommand(
-      "fit",
-      "Would these claims fit on this node? Runs the kube-scheduler's DRA allocation offline and "
-      "explains every step. Exit 0 fits, 1 does not fit, 2 bad input or a selector error");
-  cmd->add_option("claims", opts->claims,
-                  "Files with ResourceClaims, ResourceClaimTemplates, or a Pod and the claims and "
-                  "templates it names (YAML or JSON, several documents per file; DeviceClasses "
-                  "may be included)")
+  cmd.add_option("claims", opts->claims,
+                 "Files with ResourceClaims, ResourceClaimTemplates, or a Pod and the claims and "
+                 "templates it names (YAML or JSON, several documents per file; DeviceClasses "
+                 "may be included)")
       ->required()
       ->type_name("CLAIM");
-  cmd->add_option("--class", opts->classes, "Files with DeviceClasses")->type_name("FILE");
-  CLI::Option* slices = cmd->add_option("--slices", opts->slices,
-                                        "Read the node's ResourceSlices (any driver's) from FILE "
-                                        "instead of rendering them from "
-                                        "the host")
+  cmd.add_option("--class", opts->classes, "Files with DeviceClasses")->type_name("FILE");
+  CLI::Option* slices = cmd.add_option("--slices", opts->slices,
+                                       "Read the node's ResourceSlices (any driver's) from FILE "
+                                       "instead of rendering them from "
+                                       "the host")
                             ->type_name("FILE");
   CLI::Option* templ =
-      cmd->add_option("--template", opts->template_file,
-                      "Fit against a node-group template (`topo export autoscaler-template` "
-                      "output, any format) instead of a node: what the autoscaler's template "
-                      "node holds, ${NODE_NAME} and ${POOL_NAME} replaced by --node (default "
-                      "template-node)")
+      cmd.add_option("--template", opts->template_file,
+                     "Fit against a node-group template (`topo export autoscaler-template` "
+                     "output, any format) instead of a node: what the autoscaler's template "
+                     "node holds, ${NODE_NAME} and ${POOL_NAME} replaced by --node (default "
+                     "template-node)")
           ->type_name("FILE");
-  add_host_options(*cmd, opts->source.spec());
-  cmd->add_option("--allocated", opts->allocated,
-                  "Files with ResourceClaims already allocated on the node (status.allocation): "
-                  "their devices are in use")
+  add_host_options(cmd, opts->source.spec());
+  cmd.add_option("--allocated", opts->allocated,
+                 "Files with ResourceClaims already allocated on the node (status.allocation): "
+                 "their devices are in use")
       ->type_name("FILE");
-  cmd->add_option("--node", opts->node,
-                  "Node name (default: the slices' nodeName, else $NODE_NAME or the host's "
-                  "hostname), or a file with the Node object (YAML or JSON, e.g. kubectl get "
-                  "node -o yaml): node selectors of slices and devices are then evaluated "
-                  "against its name and labels instead of being assumed to match")
+  cmd.add_option("--node", opts->node,
+                 "Node name (default: the slices' nodeName, else $NODE_NAME or the host's "
+                 "hostname), or a file with the Node object (YAML or JSON, e.g. kubectl get "
+                 "node -o yaml): node selectors of slices and devices are then evaluated "
+                 "against its name and labels instead of being assumed to match")
       ->type_name("NAME|FILE");
-  cmd->add_option("--k8s", opts->k8s,
-                  "Kubernetes release whose allocator and feature defaults apply")
+  cmd.add_option("--k8s", opts->k8s,
+                 "Kubernetes release whose allocator and feature defaults apply")
       ->check(CLI::IsMember({"1.34", "1.35", "1.36"}))
       ->capture_default_str();
-  cmd->add_option("--feature-gates", opts->feature_gates,
-                  "Override a DRA feature gate: NAME=true|false (DRAConsumableCapacity, "
-                  "DRAPartitionableDevices, DRADeviceTaints, DRAAdminAccess, DRAPrioritizedList, "
-                  "DRADeviceBindingConditions)")
+  cmd.add_option("--feature-gates", opts->feature_gates,
+                 "Override a DRA feature gate: NAME=true|false (DRAConsumableCapacity, "
+                 "DRAPartitionableDevices, DRADeviceTaints, DRAAdminAccess, DRAPrioritizedList, "
+                 "DRADeviceBindingConditions)")
       ->delimiter(',')
       ->type_name("GATE=BOOL");
-  cmd->add_option("--sharing", opts->sharing,
-                  "When rendering from the host: publish GPUs for sharing (as `topo export "
-                  "resourceslices --sharing`)")
+  cmd.add_option("--sharing", opts->sharing,
+                 "When rendering from the host: publish GPUs for sharing (as `topo export "
+                 "resourceslices --sharing`)")
       ->check(CLI::IsMember({"none", "consumable", "partitionable"}));
-  cmd->add_option("--format", opts->format, "Output format")
+  cmd.add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  for (CLI::Option* o : {cmd->get_option("--root"), cmd->get_option("--mock")}) {
+  for (CLI::Option* o : {cmd.get_option("--root"), cmd.get_option("--mock")}) {
     slices->excludes(o);
     o->excludes(slices);
     templ->excludes(o);
@@ -381,14 +377,14 @@ void register_fit_command(CLI::App& app, CommandRunner& runner) {
   }
   templ->excludes(slices);
   slices->excludes(templ);
-  opts->agent.add_options(*cmd, {"--slices", "--sharing", "--template"});
-  cmd->add_option("--max-age", opts->max_age_s,
-                  "With --from-agent: refuse the agent's topology when its last discovery "
-                  "finished more than SECONDS ago")
+  opts->agent.add_options(cmd, {"--slices", "--sharing", "--template"});
+  cmd.add_option("--max-age", opts->max_age_s,
+                 "With --from-agent: refuse the agent's topology when its last discovery "
+                 "finished more than SECONDS ago")
       ->check(CLI::PositiveNumber)
-      ->needs(cmd->get_option("--from-agent"))
+      ->needs(cmd.get_option("--from-agent"))
       ->type_name("SECONDS");
-  cmd->callback([&runner, opts] { runner = [opts] { return run_fit(*opts); }; });
+  cmd.callback([&runner, opts] { runner = [opts] { return run_fit(*opts); }; });
 }
 
 }  // namespace nodetopo::cli

@@ -53,18 +53,15 @@ int exec_helper(const HelperCommand& helper, char** argv) {
   return kExitFailure;
 }
 
-void register_helper_commands(CLI::App& app, CommandRunner& runner, char** argv) {
-  for (const HelperCommand& helper : kHelperCommands) {
-    CLI::App* cmd = app.add_subcommand(std::string(helper.name), std::string(helper.description));
-    // Everything after the name is the helper's to parse, --help included: it prints the
-    // command's full help (the man page and the bash completion are made from it).
-    cmd->set_help_flag();
-    cmd->prefix_command();
-    cmd->allow_extras();
-    cmd->callback([&runner, &helper, argv] {
-      runner = [&helper, argv] { return exec_helper(helper, argv); };
-    });
-  }
+void register_helper_command(CLI::App& cmd, CommandRunner& runner, const HelperCommand& helper,
+                             char** argv) {
+  // Everything after the name is the helper's to parse, --help included: it prints the
+  // command's full help (the man page and the bash completion are made from it).
+  cmd.set_help_flag();
+  cmd.prefix_command();
+  cmd.allow_extras();
+  cmd.callback(
+      [&runner, &helper, argv] { runner = [&helper, argv] { return exec_helper(helper, argv); }; });
 }
 
 }  // namespace nodetopo::cli

@@ -47,19 +47,17 @@ int run_matrix(MatrixOptions& opts) {
 
 }  // namespace
 
-void register_matrix_command(CLI::App& app, CommandRunner& runner) {
+void register_matrix_command(CLI::App& cmd, CommandRunner& runner) {
   auto opts = std::make_shared<MatrixOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "matrix", "Print the accelerator/NIC connection matrix (like nvidia-smi topo -m)");
-  add_host_options(*cmd, opts->source.spec());
-  cmd->add_option("--format", opts->format, "Output format")
+  add_host_options(cmd, opts->source.spec());
+  cmd.add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->add_option("--output,-o", opts->output,
-                  "Write to FILE (atomically: temporary file + rename) instead of stdout")
+  cmd.add_option("--output,-o", opts->output,
+                 "Write to FILE (atomically: temporary file + rename) instead of stdout")
       ->type_name("FILE");
-  opts->from_agent.add_options(*cmd);
-  cmd->callback([&runner, opts] { runner = [opts] { return run_matrix(*opts); }; });
+  opts->from_agent.add_options(cmd);
+  cmd.callback([&runner, opts] { runner = [opts] { return run_matrix(*opts); }; });
 }
 
 }  // namespace nodetopo::cli

@@ -57,16 +57,14 @@ int run_build(const BuildArgs& args) {
 
 }  // namespace
 
-void register_mock_command(CLI::App& app, CommandRunner& runner) {
-  CLI::App* cmd = app.add_subcommand(
-      "mock", "Mock hosts: fake host roots built from profiles, for machines without the hardware");
-  cmd->require_subcommand(1);
+void register_mock_command(CLI::App& cmd, CommandRunner& runner) {
+  cmd.require_subcommand(1);
 
-  CLI::App* list = cmd->add_subcommand("list", "List the shipped profiles with a description");
+  CLI::App* list = cmd.add_subcommand("list", "List the shipped profiles with a description");
   list->callback([&runner] { runner = [] { return run_list(); }; });
 
   auto args = std::make_shared<BuildArgs>();
-  CLI::App* build = cmd->add_subcommand(
+  CLI::App* build = cmd.add_subcommand(
       "build", "Build a mock host root (sys/, proc/, nodetopo-mock/) from a profile into DIR");
   build
       ->add_option("profile", args->profile,

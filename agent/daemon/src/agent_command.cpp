@@ -86,30 +86,27 @@ int run_agent(const AgentOptions& opts) {
 
 }  // namespace
 
-void register_agent_command(CLI::App& app, std::function<int()>& runner) {
+void register_agent_command(CLI::App& cmd, std::function<int()>& runner) {
   auto opts = std::make_shared<AgentOptions>();
-  // Name and description shared with `topo`, which lists the command and execs topo-agent.
-  CLI::App* cmd = app.add_subcommand(std::string(cli::kAgentCommand.name),
-                                     std::string(cli::kAgentCommand.description));
-  cmd->add_option("--config", opts->config,
-                  "Agent config (YAML). Default: /etc/nodetopo/agent.yaml, used when present")
+  cmd.add_option("--config", opts->config,
+                 "Agent config (YAML). Default: /etc/nodetopo/agent.yaml, used when present")
       ->type_name("FILE");
   CLI::Option* root =
-      cmd->add_option("--root", opts->root,
-                      "Host root to read (overrides host_root of the config). Default: "
-                      "$HOST_ROOT, else /")
+      cmd.add_option("--root", opts->root,
+                     "Host root to read (overrides host_root of the config). Default: "
+                     "$HOST_ROOT, else /")
           ->type_name("DIR");
-  CLI::Option* mock = cmd->add_option("--mock", opts->mock,
-                                      "Run on a mock host built from PROFILE (see `topo mock "
-                                      "list`), for trying the agent without accelerators")
+  CLI::Option* mock = cmd.add_option("--mock", opts->mock,
+                                     "Run on a mock host built from PROFILE (see `topo mock "
+                                     "list`), for trying the agent without accelerators")
                           ->type_name("PROFILE");
   root->excludes(mock);
   mock->excludes(root);
-  cmd->add_option("--check-config", opts->check,
-                  "Validate FILE as an agent config, print the first problem (with its key "
-                  "path) and exit: 0 valid, 1 invalid")
+  cmd.add_option("--check-config", opts->check,
+                 "Validate FILE as an agent config, print the first problem (with its key "
+                 "path) and exit: 0 valid, 1 invalid")
       ->type_name("FILE");
-  cmd->callback([&runner, opts] { runner = [opts] { return run_agent(*opts); }; });
+  cmd.callback([&runner, opts] { runner = [opts] { return run_agent(*opts); }; });
 }
 
 }  // namespace nodetopo::daemon

@@ -109,17 +109,15 @@ int run_capture(CaptureOptions& opts) {
 
 }  // namespace
 
-void register_capture_command(CLI::App& app, CommandRunner& runner) {
+void register_capture_command(CLI::App& cmd, CommandRunner& runner) {
   auto opts = std::make_shared<CaptureOptions>();
-  CLI::App* cmd = app.add_subcommand(std::string(kCaptureCommand.name),
-                                     std::string(kCaptureCommand.description));
-  add_host_options(*cmd, opts->source.spec());
-  cmd->add_option("--output,-o", opts->output,
-                  "The .tar.gz to write (atomically: temporary file + rename); its name without "
-                  ".tar.gz is the folder it unpacks to")
+  add_host_options(cmd, opts->source.spec());
+  cmd.add_option("--output,-o", opts->output,
+                 "The .tar.gz to write (atomically: temporary file + rename); its name without "
+                 ".tar.gz is the folder it unpacks to")
       ->type_name("FILE.tar.gz")
       ->required();
-  cmd->callback([&runner, opts] { runner = [opts] { return run_capture(*opts); }; });
+  cmd.callback([&runner, opts] { runner = [opts] { return run_capture(*opts); }; });
 }
 
 }  // namespace nodetopo::cli

@@ -59,21 +59,19 @@ int run_cleanup(const CleanupCommand& opts) {
 
 }  // namespace
 
-void register_cleanup_command(CLI::App& app, CommandRunner& runner) {
+void register_cleanup_command(CLI::App& cmd, CommandRunner& runner) {
   auto opts = std::make_shared<CleanupCommand>();
-  CLI::App* cmd = app.add_subcommand(std::string(kCleanupCommand.name),
-                                     std::string(kCleanupCommand.description));
-  cmd->add_option("--kubeconfig", opts->kubeconfig,
-                  "kubeconfig file (default: $KUBECONFIG, else in-cluster credentials)")
+  cmd.add_option("--kubeconfig", opts->kubeconfig,
+                 "kubeconfig file (default: $KUBECONFIG, else in-cluster credentials)")
       ->type_name("FILE");
-  cmd->add_option("--context", opts->context, "kubeconfig context (default: current-context)");
-  cmd->add_option("--node", opts->node, "Node name (default: $NODE_NAME)");
-  cmd->add_option("--driver", opts->driver, "DRA driver of the slices to delete")
+  cmd.add_option("--context", opts->context, "kubeconfig context (default: current-context)");
+  cmd.add_option("--node", opts->node, "Node name (default: $NODE_NAME)");
+  cmd.add_option("--driver", opts->driver, "DRA driver of the slices to delete")
       ->capture_default_str();
-  cmd->add_option("--namespace", opts->name_space,
-                  "Namespace of the NodeFeature (default: the credentials' namespace, else "
-                  "node-feature-discovery)");
-  cmd->callback([&runner, opts] { runner = [opts] { return run_cleanup(*opts); }; });
+  cmd.add_option("--namespace", opts->name_space,
+                 "Namespace of the NodeFeature (default: the credentials' namespace, else "
+                 "node-feature-discovery)");
+  cmd.callback([&runner, opts] { runner = [opts] { return run_cleanup(*opts); }; });
 }
 
 }  // namespace nodetopo::cli

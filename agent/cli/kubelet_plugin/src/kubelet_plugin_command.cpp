@@ -98,36 +98,34 @@ int run_kubelet_plugin(const KubeletPluginCommand& opts) {
 
 }  // namespace
 
-void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner) {
+void register_kubelet_plugin_command(CLI::App& cmd, CommandRunner& runner) {
   auto opts = std::make_shared<KubeletPluginCommand>();
-  CLI::App* cmd = app.add_subcommand(std::string(kKubeletPluginCommand.name),
-                                     std::string(kKubeletPluginCommand.description));
-  add_host_options(*cmd, opts->host);
-  cmd->add_option("--config", opts->config_file, "Plugin configuration (YAML, docs/kubelet.md)")
+  add_host_options(cmd, opts->host);
+  cmd.add_option("--config", opts->config_file, "Plugin configuration (YAML, docs/kubelet.md)")
       ->type_name("FILE");
-  cmd->add_option("--kubeconfig", opts->kubeconfig,
-                  "kubeconfig file (default: $KUBECONFIG, else in-cluster credentials)")
+  cmd.add_option("--kubeconfig", opts->kubeconfig,
+                 "kubeconfig file (default: $KUBECONFIG, else in-cluster credentials)")
       ->type_name("FILE");
-  cmd->add_option("--context", opts->context, "kubeconfig context (default: current-context)");
-  cmd->add_option("--node", opts->node, "Node name (default: the config, $NODE_NAME, hostname)");
-  cmd->add_option("--driver", opts->driver, "DRA driver name (default: nodetopo.dev)");
-  cmd->add_option("--registry-dir", opts->registry_dir,
-                  "Kubelet plugin registry dir (default /var/lib/kubelet/plugins_registry)")
+  cmd.add_option("--context", opts->context, "kubeconfig context (default: current-context)");
+  cmd.add_option("--node", opts->node, "Node name (default: the config, $NODE_NAME, hostname)");
+  cmd.add_option("--driver", opts->driver, "DRA driver name (default: nodetopo.dev)");
+  cmd.add_option("--registry-dir", opts->registry_dir,
+                 "Kubelet plugin registry dir (default /var/lib/kubelet/plugins_registry)")
       ->type_name("DIR");
-  cmd->add_option("--plugins-dir", opts->plugins_dir,
-                  "Kubelet plugins dir; the DRA socket goes to DIR/<driver>/ (default "
-                  "/var/lib/kubelet/plugins)")
+  cmd.add_option("--plugins-dir", opts->plugins_dir,
+                 "Kubelet plugins dir; the DRA socket goes to DIR/<driver>/ (default "
+                 "/var/lib/kubelet/plugins)")
       ->type_name("DIR");
-  cmd->add_option("--cdi-dir", opts->cdi_dir, "CDI spec directory (default /var/run/cdi)")
+  cmd.add_option("--cdi-dir", opts->cdi_dir, "CDI spec directory (default /var/run/cdi)")
       ->type_name("DIR");
-  cmd->add_option("--state-dir", opts->state_dir,
-                  "Checkpoint directory (default: the plugins dir of the driver)")
+  cmd.add_option("--state-dir", opts->state_dir,
+                 "Checkpoint directory (default: the plugins dir of the driver)")
       ->type_name("DIR");
-  cmd->add_option("--instance-uid", opts->instance_uid,
-                  "Pod UID for rolling updates (default $POD_UID): per-instance socket names");
-  cmd->add_flag("--publish", opts->publish,
-                "Publish the node's ResourceSlices from this process, with the publish policy");
-  cmd->callback([&runner, opts] { runner = [opts] { return run_kubelet_plugin(*opts); }; });
+  cmd.add_option("--instance-uid", opts->instance_uid,
+                 "Pod UID for rolling updates (default $POD_UID): per-instance socket names");
+  cmd.add_flag("--publish", opts->publish,
+               "Publish the node's ResourceSlices from this process, with the publish policy");
+  cmd.callback([&runner, opts] { runner = [opts] { return run_kubelet_plugin(*opts); }; });
 }
 
 }  // namespace nodetopo::cli

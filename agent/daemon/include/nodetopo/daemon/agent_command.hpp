@@ -10,8 +10,9 @@ class App;
 
 namespace nodetopo::daemon {
 
-/// Adds the `agent` subcommand to `app`; when it is chosen, sets `runner` to the function that
-/// runs the agent (returns the exit code: 0 after SIGTERM, 1 when setup failed, 2 for usage).
-void register_agent_command(CLI::App& app, std::function<int()>& runner);
+/// Gives `cmd`, the `agent` subcommand (cli::kAgentCommand) the frame created, its options; when
+/// it is chosen, sets `runner` to the function that runs the agent (returns the exit code: 0
+/// after SIGTERM, 1 when setup failed, 2 for usage).
+void register_agent_command(CLI::App& cmd, std::function<int()>& runner);
 
 }  // namespace nodetopo::daemon

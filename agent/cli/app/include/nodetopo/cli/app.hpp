@@ -1,13 +1,22 @@
 // The command-line frame every nodetopo executable shares: `topo` and the helpers it execs into
 // (topo-capture, topo-cleanup, topo-kubelet-plugin, topo-agent; docs/cli.md). Each executable
-// registers the commands it links; the frame adds the global options (--log-level,
+// passes the table of the commands it links; the frame adds the global options (--log-level,
 // --log-format, --version, --help), the exit codes and the error handling, so that they behave
 // the same whichever executable runs the command.
+//
+// Building a command's options is most of what `topo` does before discovery starts (CLI11
+// allocates and parses every option name and validator), and one invocation runs one command.
+// So the frame builds only the command that argv names, alone; when argv names none
+// (`topo --help`, `topo --version`), every command is a bare subcommand with its name and
+// description, which is all that the top level's help and errors print (docs/cli.md,
+// "Start-up").
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace CLI {
 class App;
@@ -24,14 +33,55 @@ inline constexpr int kExitUsage = 2;
 /// A registered subcommand sets this to the function that runs it once parsing succeeded.
 using CommandRunner = std::function<int()>;
 
-/// Adds one subcommand (or several) to the app; sets the runner when it is chosen.
-using CommandRegistrar = std::function<void(CLI::App& app, CommandRunner& runner)>;
+/// Gives `cmd`, the subcommand the frame created with the command's name and description, its
+/// options, subcommands and callback; the callback sets `runner` when the command is chosen.
+using CommandRegistrar = std::function<void(CLI::App& cmd, CommandRunner& runner)>;
+
+/// One command of an executable. Name and description are what the parent's help lists, and
+/// all that a command is built with for `topo --help`.
+struct Command {
+  std::string_view name;         ///< the subcommand: `topo <name> ...`
+  std::string_view description;  ///< the paragraph `topo --help` lists it with
+  CommandRegistrar add;          ///< builds the rest of it (options, subcommands, callback)
+};
 
 /// What `topo --version` prints (without the newline); a capture stores it too.
 std::string version_line();
 
-/// Parses argv (`topo [global options] COMMAND ...`) against `commands`, configures logging from
-/// the global options and runs the chosen command; returns the process exit code. Never throws.
-int run_cli(int argc, char** argv, std::span<const CommandRegistrar> commands);
+/// Which commands parse_command_line() builds.
+enum class Registration {
+  kNamed,  ///< only the one argv names (choose_command()); when argv names none, each by name
+           ///< and description only for --help, else none; all of them when argv's first word
+           ///< is not understood
+  kAll,    ///< every one: what kNamed must not differ from in any output (the tests compare)
+};
+
+/// What argv came to: a command to run, or an exit code (help, version or a usage error, all
+/// printed already).
+struct CommandLine {
+  CommandRunner runner;  ///< the chosen command, set when its arguments parsed
+  int exit_code = kExitOk;
+  std::string log_level = "error";  ///< --log-level as given, or its default
+  std::string log_format = "text";  ///< --log-format as given, or its default
+};
+
+/// Which command argv names, seen as CLI11 will see it: its first word after the global options
+/// (--log-level X, --log-level=X, --log-format X, --log-format=X, --version, -h, --help).
+struct CommandChoice {
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t index = kNone;  ///< into the table; kNone: no word at all (`topo --version`)
+  bool all = false;           ///< a word or option the frame does not know: build every command
+  bool help = false;          ///< -h or --help before the word (or without one)
+};
+CommandChoice choose_command(int argc, const char* const* argv, std::span<const Command> commands);
+
+/// Parses argv (`topo [global options] COMMAND ...`) against `commands`, printing help, the
+/// version or the usage error itself. Never runs a command.
+CommandLine parse_command_line(int argc, const char* const* argv, std::span<const Command> commands,
+                               Registration registration = Registration::kNamed);
+
+/// Parses argv, configures logging from the global options and runs the chosen command; returns
+/// the process exit code. Never throws.
+int run_cli(int argc, char** argv, std::span<const Command> commands);
 
 }  // namespace nodetopo::cli

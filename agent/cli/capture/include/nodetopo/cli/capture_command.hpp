@@ -6,7 +6,8 @@
 
 namespace nodetopo::cli {
 
-/// Adds `capture` (kCaptureCommand) to `app`; sets `runner` when it is chosen.
-void register_capture_command(CLI::App& app, CommandRunner& runner);
+/// Gives `cmd`, the `capture` subcommand (kCaptureCommand) the frame created, its options; sets
+/// `runner` when it is chosen.
+void register_capture_command(CLI::App& cmd, CommandRunner& runner);
 
 }  // namespace nodetopo::cli

@@ -6,7 +6,8 @@
 
 namespace nodetopo::cli {
 
-/// Adds `cleanup` (kCleanupCommand) to `app`; sets `runner` when it is chosen.
-void register_cleanup_command(CLI::App& app, CommandRunner& runner);
+/// Gives `cmd`, the `cleanup` subcommand (kCleanupCommand) the frame created, its options; sets
+/// `runner` when it is chosen.
+void register_cleanup_command(CLI::App& cmd, CommandRunner& runner);
 
 }  // namespace nodetopo::cli

@@ -6,7 +6,8 @@
 
 namespace nodetopo::cli {
 
-/// Adds `kubelet-plugin` (kKubeletPluginCommand) to `app`; sets `runner` when it is chosen.
-void register_kubelet_plugin_command(CLI::App& app, CommandRunner& runner);
+/// Gives `cmd`, the `kubelet-plugin` subcommand (kKubeletPluginCommand) the frame created, its
+/// options; sets `runner` when it is chosen.
+void register_kubelet_plugin_command(CLI::App& cmd, CommandRunner& runner);
 
 }  // namespace nodetopo::cli
