@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -136,7 +137,7 @@ struct HwlocGuard::Access {
 
   // An in-memory copy of what `fd` holds, its lines shortened (shorten_cpuinfo_lines), read from
   // the start; `fd` is closed. When the copy cannot be made, `fd` itself, read from the start.
-  // Shortened as it is read, 64 KiB at a time: /proc/cpuinfo of a large host is megabytes.
+  // Shortened as it is read, 16 KiB at a time: /proc/cpuinfo of a large host is megabytes.
   static int shortened_copy(HwlocGuard& guard, int fd) {
     const int copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
     if (copy < 0) return fd;
@@ -155,7 +156,8 @@ struct HwlocGuard::Access {
       return true;
     };
     CpuinfoShortener shortener;
-    std::array<char, 65536> buf{};
+    // On the heap: hwloc runs on the main thread, whose stack pages, once touched, stay resident.
+    std::vector<char> buf(std::size_t{16} << 10);
     std::string out;
     std::size_t total = 0;
     for (;;) {
