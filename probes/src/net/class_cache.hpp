@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nodetopo/probes/probe.hpp>
@@ -207,6 +208,32 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
     e.entry.located_warnings = recorded(e.located);
     e.entry.read_warnings = recorded(e.read);
   }
+  return out;
+}
+
+/// A class directory after the first phase: its entries, or why it could not be listed.
+template <class Info>
+struct ClassDirRead {
+  Result<void> result;
+  std::vector<ReadClassEntry<Info>> entries;
+  std::size_t read = 0;
+  std::size_t reused = 0;
+};
+
+/// Lists `class_dir` (`absent`: the message when the facility is not there) and runs
+/// read_class_entries() over it.
+template <class Info, class Read>
+ClassDirRead<Info> read_class_dir(ProbeContext& ctx, std::string_view class_dir,
+                                  std::string_view absent, const ClassCache<Info>* cache,
+                                  Read&& read) {
+  ClassDirRead<Info> out;
+  auto names = list_subsystem(ctx.root(), class_dir, absent);
+  if (!names) {
+    out.result = names.error();
+    return out;
+  }
+  out.entries = read_class_entries<Info>(ctx, class_dir, names.value(), cache, out.read, out.reused,
+                                         std::forward<Read>(read));
   return out;
 }
 

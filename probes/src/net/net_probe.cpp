@@ -117,29 +117,18 @@ std::string link_type_name(std::uint32_t arphrd) {
   return "arphrd_" + std::to_string(arphrd);
 }
 
-struct NetProbe::Read {
-  Result<void> result;
-  std::vector<detail::ReadClassEntry<NetDeviceInfo>> entries;
-  std::size_t read = 0;
-  std::size_t reused = 0;
-};
+struct NetProbe::Read : detail::ClassDirRead<NetDeviceInfo> {};
 
 NetProbe::NetProbe() = default;
 NetProbe::~NetProbe() = default;
 
 void NetProbe::prefetch(ProbeContext& ctx) {
-  read_ = std::make_unique<Read>();
   const detail::NetCache* cache = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
-  auto names = list_subsystem(ctx.root(), kNetDir, "no network interfaces in this root");
-  if (!names) {
-    read_->result = names.error();
-    return;
-  }
-  read_->entries = detail::read_class_entries<NetDeviceInfo>(
-      ctx, kNetDir, names.value(), cache, read_->read, read_->reused,
+  read_ = std::make_unique<Read>(Read{detail::read_class_dir<NetDeviceInfo>(
+      ctx, kNetDir, "no network interfaces in this root", cache,
       [&ctx](const ClassDevice& located, NetDeviceInfo& info) {
         if (!located.dir.empty()) read_attributes(ctx, located, info);
-      });
+      })});
 }
 
 Result<void> NetProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {

@@ -122,33 +122,22 @@ void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex 
 
 }  // namespace
 
-struct RdmaProbe::Read {
-  Result<void> result;
-  std::vector<detail::ReadClassEntry<RdmaDeviceInfo>> entries;
-  std::size_t read = 0;
-  std::size_t reused = 0;
-};
+struct RdmaProbe::Read : detail::ClassDirRead<RdmaDeviceInfo> {};
 
 RdmaProbe::RdmaProbe() = default;
 RdmaProbe::~RdmaProbe() = default;
 
 void RdmaProbe::prefetch(ProbeContext& ctx) {
-  read_ = std::make_unique<Read>();
   const detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
-  auto names = list_subsystem(ctx.root(), kRdmaDir, "no RDMA devices in this root");
-  if (!names) {
-    read_->result = names.error();
-    return;
-  }
-  read_->entries = detail::read_class_entries<RdmaDeviceInfo>(
-      ctx, kRdmaDir, names.value(), cache, read_->read, read_->reused,
+  read_ = std::make_unique<Read>(Read{detail::read_class_dir<RdmaDeviceInfo>(
+      ctx, kRdmaDir, "no RDMA devices in this root", cache,
       [&ctx](const ClassDevice& located, RdmaDeviceInfo& info) {
         if (located.dir.empty()) return;
         if (auto guid = read_optional_attr(ctx, located.dir + "/node_guid")) {
           info.node_guid = std::move(*guid);
         }
         info.ports = read_ports(ctx, located.dir);
-      });
+      })});
 }
 
 Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
