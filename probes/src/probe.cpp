@@ -45,43 +45,24 @@ void ProbeContext::warn(std::string_view message, std::string_view path) {
       path.empty() ? std::string(message) : std::string(path) + ": " + std::string(message);
   const std::string rel = root_.relative(path);
   std::string recorded = rel.empty() ? std::string(message) : rel + ": " + std::string(message);
-  if (capture_ != nullptr) {
-    capture_->push_back({std::move(recorded), std::move(full)});
-    return;
-  }
-  warnings_.push_back(std::move(recorded));
-  if (hold_) {
-    held_.push_back(std::move(full));
-  } else {
-    logger_->warn("{}", full);
-  }
-}
-
-void ProbeContext::repeat_warning(const std::string& recorded) {
-  if (capture_ != nullptr) {
-    capture_->push_back({recorded, recorded});
-    return;
-  }
-  warnings_.push_back(recorded);
-  if (hold_) {
-    held_.push_back(recorded);
-  } else {
-    logger_->warn("{}", recorded);
-  }
+  keep({std::move(recorded), std::move(full)});
 }
 
 void ProbeContext::replay(const std::vector<HeldWarning>& warnings) {
-  for (const HeldWarning& w : warnings) {
-    if (capture_ != nullptr) {
-      capture_->push_back(w);
-      continue;
-    }
-    warnings_.push_back(w.recorded);
-    if (hold_) {
-      held_.push_back(w.logged);
-    } else {
-      logger_->warn("{}", w.logged);
-    }
+  for (const HeldWarning& w : warnings)
+    keep(w);
+}
+
+void ProbeContext::keep(HeldWarning warning) {
+  if (capture_ != nullptr) {
+    capture_->push_back(std::move(warning));
+    return;
+  }
+  warnings_.push_back(std::move(warning.recorded));
+  if (hold_) {
+    held_.push_back(std::move(warning.logged));
+  } else {
+    logger_->warn("{}", warning.logged);
   }
 }
 

@@ -118,10 +118,6 @@ struct RdmaCache : ClassCache<RdmaDeviceInfo> {
   }
 };
 
-}  // namespace nodetopo::probes::detail
-
-namespace nodetopo::probes::detail {
-
 /// One entry of a class directory after the first phase of a visit: read (or taken from the
 /// cache) but not yet attached to the topology.
 template <class Info>
@@ -130,8 +126,10 @@ struct ReadClassEntry {
   ClassEntry<Info> entry;
   bool cached = false;   ///< taken from the cache, not read
   bool skipped = false;  ///< could not be resolved: only the warnings of that remain
-  std::vector<ProbeContext::HeldWarning> located;  ///< warnings of the resolution (read entries)
-  std::vector<ProbeContext::HeldWarning> read;     ///< warnings of the attribute reads
+  /// Warnings of the resolution and of the attribute reads: as met, or (a cached entry) as the
+  /// discovery that read it recorded them.
+  std::vector<ProbeContext::HeldWarning> located;
+  std::vector<ProbeContext::HeldWarning> read;
 };
 
 /// Sends the context's warnings to `into` while alive.
@@ -153,6 +151,16 @@ inline std::vector<std::string> recorded(const std::vector<ProbeContext::HeldWar
   out.reserve(held.size());
   for (const ProbeContext::HeldWarning& w : held)
     out.push_back(w.recorded);
+  return out;
+}
+
+// A cached entry's warnings as the discovery that read it recorded them, to be given again in that
+// form (ProbeContext::replay).
+inline std::vector<ProbeContext::HeldWarning> repeated(const std::vector<std::string>& recorded) {
+  std::vector<ProbeContext::HeldWarning> out;
+  out.reserve(recorded.size());
+  for (const std::string& w : recorded)
+    out.push_back({w, w});
   return out;
 }
 
@@ -187,6 +195,8 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
     if (cached != nullptr) {
       e.entry = *cached;
       e.cached = true;
+      e.located = repeated(e.entry.located_warnings);
+      e.read = repeated(e.entry.read_warnings);
       ++reused_count;
       continue;
     }
@@ -248,22 +258,12 @@ void add_class_entries(ProbeContext& ctx, const TopologyBuilder& builder,
   std::map<std::string, ClassEntry<Info>, std::less<>> kept;
   std::set<std::string, std::less<>> read_now;
   for (ReadClassEntry<Info>& e : entries) {
-    if (e.cached) {
-      for (const std::string& w : e.entry.located_warnings)
-        ctx.repeat_warning(w);
-    } else {
-      read_now.insert(e.name);
-      ctx.replay(e.located);
-    }
+    if (!e.cached) read_now.insert(e.name);
+    ctx.replay(e.located);
     if (e.skipped) continue;
     ClassDevice located = e.entry.located;
     attach_class_device(ctx, builder, class_dir, e.name, e.entry.address, located);
-    if (e.cached) {
-      for (const std::string& w : e.entry.read_warnings)
-        ctx.repeat_warning(w);
-    } else {
-      ctx.replay(e.read);
-    }
+    ctx.replay(e.read);
     add(e.name, located, Info(e.entry.info));
     if (cache != nullptr && !e.entry.target.empty()) kept.emplace(e.name, std::move(e.entry));
   }

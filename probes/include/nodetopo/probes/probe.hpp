@@ -80,11 +80,6 @@ class ProbeContext {
   void warn(const Error& error);
   void warn(std::string_view message, std::string_view path = {});
 
-  /// Records again a warning as warnings() gave it in an earlier discovery (the root-relative
-  /// form), for what a probe takes from a DiscoveryCache instead of reading: its report must be
-  /// the same. Logged in that form too.
-  void repeat_warning(const std::string& recorded);
-
   /// A warning kept aside: as the report records it and as the log words it.
   struct HeldWarning {
     std::string recorded;
@@ -94,7 +89,9 @@ class ProbeContext {
   /// a prefetch that reads entries before discover() hands them back with replay(), in the
   /// order discover() would have met them.
   void capture_warnings(std::vector<HeldWarning>* into) { capture_ = into; }
-  /// Records and logs (or holds) warnings captured earlier, in order.
+  /// Records and logs (or holds) warnings captured earlier, in order. Also how a probe gives
+  /// again the warnings of what it takes from a DiscoveryCache instead of reading (its report
+  /// must be the same): as warnings() recorded them then, logged in that form too.
   void replay(const std::vector<HeldWarning>& warnings);
 
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
@@ -108,6 +105,10 @@ class ProbeContext {
   bool hold_ = false;
   std::vector<std::string> held_;  // full messages not yet logged
   std::vector<HeldWarning>* capture_ = nullptr;
+
+  // Where every warning goes: the capture when set, else the report and the log (or the held
+  // lines).
+  void keep(HeldWarning warning);
 };
 
 /// Lists the directory holding a subsystem's devices (sys/bus/pci/devices, sys/class/net, ...).
