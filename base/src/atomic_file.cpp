@@ -13,8 +13,6 @@
 
 namespace nodetopo {
 
-namespace {
-
 Result<void> write_all(int fd, std::string_view content, const std::string& what) {
   while (!content.empty()) {
     const ssize_t n = ::write(fd, content.data(), content.size());
@@ -26,6 +24,8 @@ Result<void> write_all(int fd, std::string_view content, const std::string& what
   }
   return {};
 }
+
+namespace {
 
 // Writes into an existing non-regular file (a terminal, /dev/null, a FIFO with a reader) as it
 // is, without replacing it. A FIFO without a reader is refused (O_NONBLOCK: ENXIO), not waited on.

@@ -6,7 +6,6 @@
 #include "cpu/hwloc_guard.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
@@ -23,6 +22,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <nodetopo/base/atomic_file.hpp>
 
 namespace nodetopo::probes::detail {
 
@@ -135,7 +136,7 @@ struct HwlocGuard::Access {
     return rel && *rel == "proc/cpuinfo";
   }
 
-  // An in-memory copy of what `fd` holds, its lines shortened (shorten_cpuinfo_lines), read from
+  // An in-memory copy of what `fd` holds, its lines shortened (CpuinfoShortener), read from
   // the start; `fd` is closed. When the copy cannot be made, `fd` itself, read from the start.
   // Shortened as it is read, 16 KiB at a time: /proc/cpuinfo of a large host is megabytes.
   static int shortened_copy(HwlocGuard& guard, int fd) {
@@ -145,15 +146,6 @@ struct HwlocGuard::Access {
       ::close(copy);
       ::lseek(fd, 0, SEEK_SET);  // hwloc reads the file as it is
       return fd;
-    };
-    auto write_all = [copy](std::string_view data) {
-      while (!data.empty()) {
-        const ssize_t n = ::write(copy, data.data(), data.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data.remove_prefix(static_cast<std::size_t>(n));
-      }
-      return true;
     };
     CpuinfoShortener shortener;
     // On the heap: hwloc runs on the main thread, whose stack pages, once touched, stay resident.
@@ -169,7 +161,7 @@ struct HwlocGuard::Access {
       if (total > kMaxFileBytes) return give_up();
       out.clear();
       shortener.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), out);
-      if (!write_all(out)) return give_up();
+      if (!write_all(copy, out, "the copy of proc/cpuinfo")) return give_up();
     }
     ::lseek(copy, 0, SEEK_SET);
     ::close(fd);
@@ -268,12 +260,6 @@ void HwlocGuard::CpuinfoShortener::feed(std::string_view text, std::string& out)
     column_ = 0;
     text.remove_prefix(nl + 1);
   }
-}
-
-std::string HwlocGuard::shorten_cpuinfo_lines(std::string_view text) {
-  std::string out;
-  CpuinfoShortener().feed(text, out);
-  return out;
 }
 
 HwlocGuard::HwlocGuard(const SysRoot& root, Mode mode) : root_(root), mode_(mode) {

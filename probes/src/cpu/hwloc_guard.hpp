@@ -57,10 +57,8 @@ class HwlocGuard {
   /// The longest line hwloc's cpuinfo parser reads whole (its fgets() buffer holds 128 bytes).
   static constexpr std::size_t kCpuinfoLineChars = 127;
 
-  /// `text` with every line longer than kCpuinfoLineChars cut to that length (newlines kept).
-  static std::string shorten_cpuinfo_lines(std::string_view text);
-
-  /// The same, fed a piece at a time (lines may span pieces).
+  /// Cuts every line longer than kCpuinfoLineChars to that length (newlines kept), for text fed
+  /// a piece at a time (lines may span pieces).
   class CpuinfoShortener {
    public:
     /// Appends the shortened form of `text`, which continues what was fed before, to `out`.

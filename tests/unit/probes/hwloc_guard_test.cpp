@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -134,16 +135,23 @@ std::string read_fd(int fd) {
   return text;
 }
 
+// The whole of `text` through one shortener.
+std::string shorten(std::string_view text) {
+  std::string out;
+  HwlocGuard::CpuinfoShortener().feed(text, out);
+  return out;
+}
+
 TEST(HwlocGuardCpuinfo, CutsEveryLineToWhatHwlocReads) {
   const std::string l127(127, 'a');
   const std::string l128(128, 'b');
   const std::string l1500 = "flags\t\t: " + std::string(1490, 'c');
   const std::string text = "processor\t: 0\n\n" + l127 + "\n" + l128 + "\n" + l1500 + "\nlast";
-  const std::string cut = HwlocGuard::shorten_cpuinfo_lines(text);
+  const std::string cut = shorten(text);
   EXPECT_EQ(cut, "processor\t: 0\n\n" + l127 + "\n" + l128.substr(0, 127) + "\n" +
                      l1500.substr(0, 127) + "\nlast");
-  EXPECT_EQ(HwlocGuard::shorten_cpuinfo_lines(""), "");
-  EXPECT_EQ(HwlocGuard::shorten_cpuinfo_lines(std::string(300, 'd')), std::string(127, 'd'));
+  EXPECT_EQ(shorten(""), "");
+  EXPECT_EQ(shorten(std::string(300, 'd')), std::string(127, 'd'));
   // Fed in pieces of every size, lines spanning pieces: the same text.
   for (std::size_t piece : {1U, 7U, 100U, 127U, 128U, 4096U}) {
     HwlocGuard::CpuinfoShortener shortener;
@@ -178,7 +186,7 @@ TEST_F(HwlocGuardTest, HandsHwlocCpuinfoShortenedOnItsRoot) {
     const int fd = contain ? ::openat(root_fd_, "proc/cpuinfo", O_RDONLY | O_CLOEXEC)
                            : ::openat(-1, abs.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
-    EXPECT_EQ(read_fd(fd), HwlocGuard::shorten_cpuinfo_lines(long_cpuinfo()));
+    EXPECT_EQ(read_fd(fd), shorten(long_cpuinfo()));
     ::close(fd);
     EXPECT_EQ(guard.shortened_cpuinfo(), 1U);
     // Other files are handed over as they are.

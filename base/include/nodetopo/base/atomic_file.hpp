@@ -4,11 +4,16 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include <nodetopo/base/error.hpp>
 
 namespace nodetopo {
+
+/// Writes all of `content` to `fd`, going on after short writes and EINTR; `what` names the
+/// file in the error.
+Result<void> write_all(int fd, std::string_view content, const std::string& what);
 
 /// Writes `content` to standard output, failing on a short write (closed pipe, full disk).
 Result<void> write_stdout(std::string_view content);

@@ -39,15 +39,15 @@ struct PciNames {
 /// base class name with the number, "Display controller [0380]", as libpci formats it.
 PciNames lookup_pci_names(std::string_view ids_text, std::span<const PciNameQuery> queries);
 
-/// The pci.ids of this system (the tool's own data, not the host root's), mapped read-only: the
-/// first readable of $NODETOPO_PCI_IDS, /usr/share/misc/pci.ids, /usr/share/hwdata/pci.ids,
-/// /usr/share/pci.ids. Mapping instead of reading spares copying 1.3 MB on every discovery.
 class PciIdsFile;
 
 /// As lookup_pci_names(text, queries) over the file's text, giving the pages already scanned
 /// back to the kernel as it goes (madvise), so that the file does not count in the peak RSS.
 PciNames lookup_pci_names(const PciIdsFile& file, std::span<const PciNameQuery> queries);
 
+/// The pci.ids of this system (the tool's own data, not the host root's), mapped read-only: the
+/// first readable of $NODETOPO_PCI_IDS, /usr/share/misc/pci.ids, /usr/share/hwdata/pci.ids,
+/// /usr/share/pci.ids. Mapping instead of reading spares copying 1.3 MB on every discovery.
 class PciIdsFile {
  public:
   /// nullopt when none is readable; names then come from the project's own table only.
