@@ -144,6 +144,29 @@ Changes rdma_event(const std::string& sysfs_path) {
   return c;
 }
 
+// The bus/pci/devices entries of SR-IOV virtual functions (those with a physfn link), sorted.
+std::vector<std::string> virtual_functions(const fs::path& root) {
+  std::vector<std::string> vfs;
+  for (const auto& e : fs::directory_iterator(root / "sys/bus/pci/devices")) {
+    if (fs::exists(e.path() / "physfn")) vfs.push_back(e.path().filename().string());
+  }
+  std::sort(vfs.begin(), vfs.end());
+  return vfs;
+}
+
+// After a change on disk that the cache holds: unannounced (the control), a refresh still gives
+// `before`; announced by `event`, the new state a fresh discovery gives, which is returned.
+std::string seen_after_event(Host& host, DiscoveryCache& cache, const std::string& before,
+                             const Changes& event) {
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), before);
+  std::string after = host.fresh();
+  EXPECT_NE(after, before);
+  cache.invalidate(event);
+  EXPECT_EQ(host.snapshot(&cache), after);
+  return after;
+}
+
 // The root-relative directory behind a class entry (sys/class/net/ib0 -> sys/devices/...).
 std::string class_path(const fs::path& root, const std::string& entry) {
   return fs::relative(fs::canonical(root / entry), fs::canonical(root)).string();
@@ -203,11 +226,7 @@ TEST(RefreshCache, EveryEventGivesWhatAFreshDiscoveryGives) {
   EXPECT_LT(cache.stats().pci_functions_read, 6U);
 
   // A virtual function removed (sriov_numvfs lowered): its physical function is read again.
-  std::vector<std::string> vfs;
-  for (const auto& e : fs::directory_iterator(root / "sys/bus/pci/devices")) {
-    if (fs::exists(e.path() / "physfn")) vfs.push_back(e.path().filename().string());
-  }
-  std::sort(vfs.begin(), vfs.end());
+  const std::vector<std::string> vfs = virtual_functions(root);
   ASSERT_FALSE(vfs.empty());
   const fs::path pf_dir = fs::canonical(root / "sys/bus/pci/devices" / vfs.back() / "physfn");
   const std::string vf_path = device_path(root, vfs.back());
@@ -301,12 +320,7 @@ TEST(RefreshCache, NetAndRdmaEventsGiveWhatAFreshDiscoveryGives) {
 
   // net change (an MTU set): the control first — unannounced, the cache keeps the old value.
   write_text(root / nic0 / "mtu", "2044\n");
-  cache.invalidate(Changes::none());
-  EXPECT_EQ(host.snapshot(&cache), initial);
-  const std::string mtu_changed = host.fresh();
-  ASSERT_NE(mtu_changed, initial);
-  cache.invalidate(net_event(nic0));
-  EXPECT_EQ(host.snapshot(&cache), mtu_changed);
+  const std::string mtu_changed = seen_after_event(host, cache, initial, net_event(nic0));
   EXPECT_EQ(cache.stats().net_read, 1U);
   EXPECT_EQ(cache.stats().net_reused, interfaces - 1);
   EXPECT_EQ(cache.stats().rdma_read, 1U);  // the RDMA device of the same function
@@ -335,12 +349,7 @@ TEST(RefreshCache, NetAndRdmaEventsGiveWhatAFreshDiscoveryGives) {
   // infiniband change (a port going down): control, then the event.
   const std::string ib1 = class_path(root, "sys/class/infiniband/mlx5_1");
   write_text(root / ib1 / "ports/1/state", "1: DOWN\n");
-  cache.invalidate(Changes::none());
-  EXPECT_EQ(host.snapshot(&cache), mtu_changed);
-  const std::string port_down = host.fresh();
-  ASSERT_NE(port_down, mtu_changed);
-  cache.invalidate(rdma_event(ib1));
-  EXPECT_EQ(host.snapshot(&cache), port_down);
+  const std::string port_down = seen_after_event(host, cache, mtu_changed, rdma_event(ib1));
   EXPECT_EQ(cache.stats().rdma_read, 1U);
   EXPECT_EQ(cache.stats().rdma_reused, rdma_devices - 1);
   EXPECT_EQ(cache.stats().net_read, 0U);
@@ -391,12 +400,8 @@ TEST(RefreshCache, NetAndRdmaEventsGiveWhatAFreshDiscoveryGives) {
   // An interface's dev_port changed (the RDMA probe matches a port's netdev by it): the control,
   // then the interface's event, which re-reads it and the RDMA device of its function.
   write_text(root / nic0 / "dev_port", "1\n");
-  cache.invalidate(Changes::none());
-  EXPECT_EQ(host.snapshot(&cache), rebound);
-  const std::string other_port = host.fresh();
-  ASSERT_NE(other_port, rebound);  // the port's netdev no longer matches
-  cache.invalidate(net_event(nic0));
-  EXPECT_EQ(host.snapshot(&cache), other_port);
+  // The port's netdev no longer matches.
+  seen_after_event(host, cache, rebound, net_event(nic0));
   write_text(root / nic0 / "dev_port", "0\n");
   cache.invalidate(net_event(nic0));
   EXPECT_EQ(host.snapshot(&cache), rebound);
@@ -415,11 +420,7 @@ TEST(RefreshCache, NetAndRdmaEventsGiveWhatAFreshDiscoveryGives) {
 TEST(RefreshCache, VirtualFunctionAppearing) {
   Host host("synthetic:gpus=1,nics=1,nic_vfs=2");
   const fs::path root = host.root();
-  std::vector<std::string> vfs;
-  for (const auto& e : fs::directory_iterator(root / "sys/bus/pci/devices")) {
-    if (fs::exists(e.path() / "physfn")) vfs.push_back(e.path().filename().string());
-  }
-  std::sort(vfs.begin(), vfs.end());
+  const std::vector<std::string> vfs = virtual_functions(root);
   ASSERT_FALSE(vfs.empty());
   const fs::path pf_dir = fs::canonical(root / "sys/bus/pci/devices" / vfs.back() / "physfn");
   const std::string vf_path = device_path(root, vfs.back());
