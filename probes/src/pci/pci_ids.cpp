@@ -18,6 +18,12 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// AVX2 is taken where the CPU has it (function attributes, no -mavx2: Debian's amd64 baseline
+// is SSE2).
+#if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#define NODETOPO_PCI_IDS_AVX2 1
+#include <immintrin.h>
+#endif
 
 #include <nodetopo/probes/pci_ids.hpp>
 
@@ -79,92 +85,98 @@ namespace {
 // How the scan works. The state of the line-by-line reading (which vendor or class a line
 // belongs to, whether it is wanted) changes only at a line that starts with neither TAB, '#'
 // nor a newline; TAB lines matter only under a wanted vendor or class, and there only those with
-// one TAB (two are subsystems and prog-ifs). So the scan asks a line finder for the next line
-// that can matter — a newline followed by no TAB outside wanted blocks, or by not two TABs
-// inside them — and looks at that line exactly as a line-by-line reading would, skipping the
-// rest unseen. Nearly all of pci.ids is the blocks of vendors nobody asked for, which the vector
-// finder crosses 64 bytes a step; a line-by-line reading costs a memchr() call per line.
+// one TAB (two are subsystems and prog-ifs) whose first digit is the first digit of an ID asked
+// for. So the scan asks a line finder for the next line that can matter — a newline followed by
+// no TAB outside wanted blocks; inside them one followed by no TAB, or by one TAB and such a
+// digit — and looks at that line exactly as a line-by-line reading would, skipping the rest
+// unseen. Nearly all of pci.ids is the blocks of vendors nobody asked for, which the vector
+// finders cross 64 bytes a step (AVX2 or SSE2); a line-by-line reading costs a memchr() call
+// per line. Inside a wanted vendor (Intel's block is 370 KB, 4,200 devices) the digit check
+// spares stopping at most of its devices.
 
-// The first newline at or after `i` whose next line can matter (see above), or `n` if none. A
-// byte past the end reads as neither TAB nor newline.
-template <bool kInWanted>
-std::size_t next_mark_bytes(const char* d, std::size_t i, std::size_t n) {
-  for (; i < n; ++i) {
-    if (d[i] != '\n') continue;
-    const bool tab1 = i + 1 < n && d[i + 1] == '\t';
-    const bool tab2 = i + 2 < n && d[i + 2] == '\t';
-    if (kInWanted ? !(tab1 && tab2) : !tab1) return i;
+enum class Find {
+  kOutside,  // outside wanted blocks: a line without a TAB
+  kInside,   // inside: also any line with one TAB
+  kDigits,   // inside: also a line with one TAB and one of FirstDigits
+};
+
+// The first digits, lower-cased (bit 5 set: digits have it already), of the IDs the lines with
+// one TAB of the current block must start with to matter; at most four, unused places repeat a
+// used one. A byte that is not a hex digit may equal one once bit 5 is set: such a line is
+// looked at and refused there, as every line the finder stops at is.
+using FirstDigits = std::array<char, 4>;
+
+// Whether the line after the newline at `i` can matter (see above). A byte past the end reads
+// as neither TAB nor newline nor digit.
+template <Find kFind>
+bool stops_at(const char* d, std::size_t i, std::size_t n, const FirstDigits& f) {
+  if (i + 1 >= n || d[i + 1] != '\t') return true;
+  if (kFind == Find::kOutside || i + 2 >= n) return false;
+  const auto c = static_cast<char>(d[i + 2] | 0x20);
+  return kFind == Find::kInside ? d[i + 2] != '\t'
+                                : c == f[0] || c == f[1] || c == f[2] || c == f[3];
+}
+
+// The first newline at or after `i` whose next line can matter, or `n` if none: the portable
+// finder, one memchr() per line (libc's is vectorised on every architecture; plain C++ eight
+// bytes at a time measured twice as slow as that on x86-64).
+template <Find kFind>
+std::size_t next_mark_lines(const char* d, std::size_t i, std::size_t n, const FirstDigits& f) {
+  while (i < n) {
+    const void* nl = std::memchr(d + i, '\n', n - i);
+    if (nl == nullptr) return n;
+    i = static_cast<std::size_t>(static_cast<const char*>(nl) - d);
+    if (stops_at<kFind>(d, i, n, f)) return i;
+    ++i;
   }
   return n;
 }
 
-constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-constexpr std::uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
-
-std::uint64_t load64(const char* p) {
-  std::uint64_t w = 0;
-  std::memcpy(&w, p, sizeof w);
-  return w;
-}
-
-// 0x80 in each byte of `w` that equals `c`, 0 in the others. Exact: no carry crosses a byte
-// (the usual "has zero byte" trick can flag the byte above a match).
-std::uint64_t bytes_equal(std::uint64_t w, char c) {
-  const std::uint64_t t = w ^ (kOnes * static_cast<unsigned char>(c));
-  return ~(((t & kLow7) + kLow7) | t | kLow7);
-}
-
-// The index of the first byte in memory order flagged in `m` (non-zero).
-std::size_t first_flagged(std::uint64_t m) {
-  if constexpr (std::endian::native == std::endian::little) {
-    return static_cast<std::size_t>(std::countr_zero(m)) / 8;
-  } else {
-    return static_cast<std::size_t>(std::countl_zero(m)) / 8;
+// The vector finders' last bytes, where a vector would read past the end.
+template <Find kFind>
+std::size_t next_mark_bytes(const char* d, std::size_t i, std::size_t n, const FirstDigits& f) {
+  for (; i < n; ++i) {
+    if (d[i] == '\n' && stops_at<kFind>(d, i, n, f)) return i;
   }
-}
-
-// The portable finder: eight bytes a step, the same answer as next_mark_bytes().
-template <bool kInWanted>
-std::size_t next_mark_words(const char* d, std::size_t i, std::size_t n) {
-  while (i + 8 + 2 <= n) {
-    const std::uint64_t newline = bytes_equal(load64(d + i), '\n');
-    std::uint64_t tabbed = bytes_equal(load64(d + i + 1), '\t');
-    if constexpr (kInWanted) tabbed &= bytes_equal(load64(d + i + 2), '\t');
-    const std::uint64_t marks = newline & ~tabbed;
-    if (marks != 0) return i + first_flagged(marks);
-    i += 8;
-  }
-  return next_mark_bytes<kInWanted>(d, i, n);
+  return n;
 }
 
 #if defined(__SSE2__)
-// The vector finder: 0xff in each byte of the 16 at `d + i` that is a newline the scan wants.
-template <bool kInWanted>
-__m128i marks16(const char* d, std::size_t i) {
-  auto load = [d](std::size_t at) {
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the intrinsic's pointer type
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + at));
-  };
-  const __m128i newline = _mm_cmpeq_epi8(load(i), _mm_set1_epi8('\n'));
-  __m128i tabbed = _mm_cmpeq_epi8(load(i + 1), _mm_set1_epi8('\t'));
-  if constexpr (kInWanted) {
-    tabbed = _mm_and_si128(tabbed, _mm_cmpeq_epi8(load(i + 2), _mm_set1_epi8('\t')));
+// The vector finders: 0xff in each byte of the 16 (32) at `d + i` that is a newline to stop at.
+template <Find kFind>
+[[gnu::always_inline]] inline __m128i marks16(const char* d, std::size_t i, const FirstDigits& f) {
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the intrinsic's pointer type
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i + 1));
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i + 2));
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  const __m128i newline = _mm_cmpeq_epi8(a, _mm_set1_epi8('\n'));
+  __m128i skipped = _mm_cmpeq_epi8(b, _mm_set1_epi8('\t'));
+  if constexpr (kFind == Find::kInside) {
+    skipped = _mm_and_si128(skipped, _mm_cmpeq_epi8(c, _mm_set1_epi8('\t')));
+  } else if constexpr (kFind == Find::kDigits) {
+    const __m128i lc = _mm_or_si128(c, _mm_set1_epi8(0x20));
+    const __m128i digit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(lc, _mm_set1_epi8(f[0])),
+                                                    _mm_cmpeq_epi8(lc, _mm_set1_epi8(f[1]))),
+                                       _mm_or_si128(_mm_cmpeq_epi8(lc, _mm_set1_epi8(f[2])),
+                                                    _mm_cmpeq_epi8(lc, _mm_set1_epi8(f[3]))));
+    skipped = _mm_andnot_si128(digit, skipped);
   }
-  return _mm_andnot_si128(tabbed, newline);
+  return _mm_andnot_si128(skipped, newline);
 }
 
-std::uint64_t mask16(__m128i v) {
+[[gnu::always_inline]] inline std::uint64_t mask16(__m128i v) {
   return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(v)));
 }
 
-template <bool kInWanted>
-std::size_t next_mark_sse2(const char* d, std::size_t i, std::size_t n) {
+template <Find kFind>
+std::size_t next_mark_sse2(const char* d, std::size_t i, std::size_t n, const FirstDigits& f) {
   // Reads 16 bytes at i, i + 1 and i + 2: all before n.
   while (i + 64 + 2 <= n) {
-    const __m128i m0 = marks16<kInWanted>(d, i);
-    const __m128i m1 = marks16<kInWanted>(d, i + 16);
-    const __m128i m2 = marks16<kInWanted>(d, i + 32);
-    const __m128i m3 = marks16<kInWanted>(d, i + 48);
+    const __m128i m0 = marks16<kFind>(d, i, f);
+    const __m128i m1 = marks16<kFind>(d, i + 16, f);
+    const __m128i m2 = marks16<kFind>(d, i + 32, f);
+    const __m128i m3 = marks16<kFind>(d, i + 48, f);
     const __m128i any = _mm_or_si128(_mm_or_si128(m0, m1), _mm_or_si128(m2, m3));
     if (_mm_movemask_epi8(any) != 0) {
       const std::uint64_t m = mask16(m0) | mask16(m1) << 16 | mask16(m2) << 32 | mask16(m3) << 48;
@@ -173,24 +185,95 @@ std::size_t next_mark_sse2(const char* d, std::size_t i, std::size_t n) {
     i += 64;
   }
   while (i + 16 + 2 <= n) {
-    const std::uint64_t m = mask16(marks16<kInWanted>(d, i));
+    const std::uint64_t m = mask16(marks16<kFind>(d, i, f));
     if (m != 0) return i + static_cast<std::size_t>(std::countr_zero(m));
     i += 16;
   }
-  return next_mark_bytes<kInWanted>(d, i, n);
+  return next_mark_bytes<kFind>(d, i, n, f);
 }
 #endif
 
-std::size_t next_mark(const char* d, std::size_t i, std::size_t n, bool in_wanted,
-                      detail::PciIdsScan scan) {
+#if NODETOPO_PCI_IDS_AVX2
+#define NODETOPO_AVX2 __attribute__((target("avx2")))
+
+template <Find kFind>
+[[gnu::always_inline]] inline NODETOPO_AVX2 __m256i marks32(const char* d, std::size_t i,
+                                                            const FirstDigits& f) {
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the intrinsic's pointer type
+  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + i));
+  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + i + 1));
+  const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + i + 2));
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  const __m256i newline = _mm256_cmpeq_epi8(a, _mm256_set1_epi8('\n'));
+  __m256i skipped = _mm256_cmpeq_epi8(b, _mm256_set1_epi8('\t'));
+  if constexpr (kFind == Find::kInside) {
+    skipped = _mm256_and_si256(skipped, _mm256_cmpeq_epi8(c, _mm256_set1_epi8('\t')));
+  } else if constexpr (kFind == Find::kDigits) {
+    const __m256i lc = _mm256_or_si256(c, _mm256_set1_epi8(0x20));
+    const __m256i digit =
+        _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(lc, _mm256_set1_epi8(f[0])),
+                                        _mm256_cmpeq_epi8(lc, _mm256_set1_epi8(f[1]))),
+                        _mm256_or_si256(_mm256_cmpeq_epi8(lc, _mm256_set1_epi8(f[2])),
+                                        _mm256_cmpeq_epi8(lc, _mm256_set1_epi8(f[3]))));
+    skipped = _mm256_andnot_si256(digit, skipped);
+  }
+  return _mm256_andnot_si256(skipped, newline);
+}
+
+[[gnu::always_inline]] inline NODETOPO_AVX2 std::uint64_t mask32(__m256i v) {
+  return static_cast<std::uint64_t>(static_cast<unsigned>(_mm256_movemask_epi8(v)));
+}
+
+template <Find kFind>
+NODETOPO_AVX2 std::size_t next_mark_avx2(const char* d, std::size_t i, std::size_t n,
+                                         const FirstDigits& f) {
+  // Reads 32 bytes at i, i + 1 and i + 2: all before n. 128 bytes a step: the finder crosses
+  // about 500 bytes between two vendors.
+  while (i + 128 + 2 <= n) {
+    const __m256i m0 = marks32<kFind>(d, i, f);
+    const __m256i m1 = marks32<kFind>(d, i + 32, f);
+    const __m256i m2 = marks32<kFind>(d, i + 64, f);
+    const __m256i m3 = marks32<kFind>(d, i + 96, f);
+    const __m256i any = _mm256_or_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m2, m3));
+    if (_mm256_testz_si256(any, any) == 0) {
+      const std::uint64_t low = mask32(m0) | mask32(m1) << 32;
+      if (low != 0) return i + static_cast<std::size_t>(std::countr_zero(low));
+      const std::uint64_t high = mask32(m2) | mask32(m3) << 32;
+      return i + 64 + static_cast<std::size_t>(std::countr_zero(high));
+    }
+    i += 128;
+  }
+  while (i + 32 + 2 <= n) {
+    const std::uint64_t m = mask32(marks32<kFind>(d, i, f));
+    if (m != 0) return i + static_cast<std::size_t>(std::countr_zero(m));
+    i += 32;
+  }
+  return next_mark_sse2<kFind>(d, i, n, f);
+}
+#undef NODETOPO_AVX2
+#endif
+
+// The finders of one scan, by Find.
+using Finder = std::size_t (*)(const char*, std::size_t, std::size_t, const FirstDigits&);
+using Finders = std::array<Finder, 3>;
+
+Finders finders_for(detail::PciIdsScan scan) {
+#if NODETOPO_PCI_IDS_AVX2
+  if (scan == detail::PciIdsScan::kAvx2 && __builtin_cpu_supports("avx2")) {
+    return {next_mark_avx2<Find::kOutside>, next_mark_avx2<Find::kInside>,
+            next_mark_avx2<Find::kDigits>};
+  }
+#endif
 #if defined(__SSE2__)
-  if (scan == detail::PciIdsScan::kVector) {
-    return in_wanted ? next_mark_sse2<true>(d, i, n) : next_mark_sse2<false>(d, i, n);
+  if (scan != detail::PciIdsScan::kPortable) {
+    return {next_mark_sse2<Find::kOutside>, next_mark_sse2<Find::kInside>,
+            next_mark_sse2<Find::kDigits>};
   }
 #else
   (void)scan;
 #endif
-  return in_wanted ? next_mark_words<true>(d, i, n) : next_mark_words<false>(d, i, n);
+  return {next_mark_lines<Find::kOutside>, next_mark_lines<Find::kInside>,
+          next_mark_lines<Find::kDigits>};
 }
 
 // The four ID digits at `p` as they lie in memory, lower-cased by setting bit 5 of each byte
@@ -208,29 +291,41 @@ std::uint32_t id_word(std::uint16_t id) {
   return lowered_word(digits.data());
 }
 
-// Sorted unique IDs with their lowered_word()s, for telling whether the four hex digits at a
-// line's start are one of them: a few word compares for the usual handful, a binary search
-// for many.
+// Sorted unique IDs, for telling whether the four hex digits at a line's start are one of
+// them: for the usual handful, eight compares of lowered_word()s without a branch (a word that
+// no lowered_word() can be fills the unused places); for more, a binary search.
 class IdSet {
  public:
   void assign(std::vector<std::uint16_t> ids) {
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     ids_ = std::move(ids);
-    words_.clear();
-    for (std::uint16_t id : ids_)
-      words_.push_back(id_word(id));
+    words_.fill(0);  // lowered_word() has bit 5 set in each byte
+    if (ids_.size() <= words_.size()) {
+      for (std::size_t k = 0; k < ids_.size(); ++k)
+        words_[k] = id_word(ids_[k]);
+    }
   }
 
   /// The ID written at `p` (4 hex digits, `avail` bytes readable) if it is in the set.
-  [[nodiscard]] std::optional<std::uint16_t> find(const char* p, std::size_t avail) const {
-    if (avail < 4 || ids_.empty()) return std::nullopt;
-    if (ids_.size() <= kLinear) {
+  [[nodiscard, gnu::always_inline]] std::optional<std::uint16_t> find(const char* p,
+                                                                      std::size_t avail) const {
+    if (avail < 4) return std::nullopt;
+    if (ids_.size() <= words_.size()) {
       const std::uint32_t w = lowered_word(p);
-      for (std::size_t k = 0; k < words_.size(); ++k) {
-        if (words_[k] == w) return hex_at(p, avail, 4);
-      }
-      return std::nullopt;
+#if defined(__SSE2__)
+      const __m128i key = _mm_set1_epi32(static_cast<int>(w));
+      // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the intrinsic's pointer type
+      const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(words_.data()));
+      const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(words_.data() + 4));
+      // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+      const bool hit =
+          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi32(lo, key), _mm_cmpeq_epi32(hi, key))) != 0;
+#else
+      const bool hit = (words_[0] == w) | (words_[1] == w) | (words_[2] == w) | (words_[3] == w) |
+                       (words_[4] == w) | (words_[5] == w) | (words_[6] == w) | (words_[7] == w);
+#endif
+      return hit ? hex_at(p, avail, 4) : std::nullopt;
     }
     const auto id = hex_at(p, avail, 4);
     if (!id || !std::binary_search(ids_.begin(), ids_.end(), *id)) return std::nullopt;
@@ -238,9 +333,8 @@ class IdSet {
   }
 
  private:
-  static constexpr std::size_t kLinear = 8;
   std::vector<std::uint16_t> ids_;
-  std::vector<std::uint32_t> words_;
+  alignas(16) std::array<std::uint32_t, 8> words_{};
 };
 
 // The scan behind both lookup_pci_names(): `consumed(pos)` is told, about every kReleaseEvery
@@ -279,9 +373,35 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
   std::uint16_t current = 0;  // vendor id, or base class
   bool current_wanted = false;
   IdSet current_devices;  // the wanted devices of the current vendor
+  // How to find the lines that matter in the current block (when wanted), see Find.
+  Find inside = Find::kInside;
+  FirstDigits digits{};
+  // Chooses kDigits for the IDs `ids` (of `width` digits) when they start with at most four
+  // different digits.
+  auto narrow_to = [&](const std::vector<std::uint16_t>& ids, unsigned width) {
+    static constexpr std::string_view kHex = "0123456789abcdef";
+    std::size_t count = 0;
+    for (std::uint16_t id : ids) {
+      const char c = kHex[(id >> (4 * (width - 1))) & 0xfU];
+      if (std::find(digits.begin(), digits.begin() + count, c) != digits.begin() + count) continue;
+      if (count == digits.size()) {
+        inside = Find::kInside;
+        return;
+      }
+      digits[count++] = c;
+    }
+    if (count == 0) {
+      inside = Find::kOutside;  // nothing under this line can be wanted
+      return;
+    }
+    for (std::size_t k = count; k < digits.size(); ++k)
+      digits[k] = digits[0];
+    inside = Find::kDigits;
+  };
 
   const char* const d = text.data();
   const std::size_t n = text.size();
+  const Finders find = finders_for(scan);
   auto line_at = [&](std::size_t s) {
     const void* nl = std::memchr(d + s, '\n', n - s);
     const std::size_t end =
@@ -318,8 +438,15 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
         current = base.value_or(0);
         current_wanted = base && std::binary_search(want_base.begin(), want_base.end(),
                                                     static_cast<std::uint8_t>(*base));
-        if (current_wanted)
+        if (current_wanted) {
           base_names[static_cast<std::uint8_t>(current)] = name_after(line_at(s), 4);
+          const auto lo = std::lower_bound(want_class.begin(), want_class.end(), current << 8);
+          const auto hi = std::lower_bound(lo, want_class.end(), (current + 1) << 8);
+          std::vector<std::uint16_t> subs;
+          for (auto it = lo; it != hi; ++it)
+            subs.push_back(static_cast<std::uint8_t>(*it));
+          narrow_to(subs, 2);
+        }
       } else {
         // A vendor ("1234 " and its name) or any other top-level line, which ends the vendor
         // list as far as the lines under it go ("X" sections, garbage). Which of the two an
@@ -337,11 +464,13 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
           std::vector<std::uint16_t> ids;
           for (auto it = lo; it != hi; ++it)
             ids.push_back(static_cast<std::uint16_t>(*it));
+          narrow_to(ids, 4);
           current_devices.assign(std::move(ids));
         }
       }
     }
-    const std::size_t mark = next_mark(d, s, n, current_wanted, scan);
+    const Finder next = find[static_cast<std::size_t>(current_wanted ? inside : Find::kOutside)];
+    const std::size_t mark = next(d, s, n, digits);
     if (mark >= n) break;
     s = mark + 1;
   }
@@ -357,7 +486,7 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
   return names;
 }
 
-constexpr detail::PciIdsScan kFastest = detail::PciIdsScan::kVector;
+constexpr detail::PciIdsScan kFastest = detail::PciIdsScan::kAvx2;
 
 }  // namespace
 

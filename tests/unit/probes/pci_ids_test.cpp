@@ -245,10 +245,21 @@ void expect_same(const PciNames& got, const PciNames& want, const std::string& w
 }
 
 using detail::PciIdsScan;
-constexpr std::array<PciIdsScan, 2> kScans{PciIdsScan::kVector, PciIdsScan::kPortable};
+// Where the CPU lacks AVX2 (or the build SSE2) a finder falls back to the next, which is then
+// compared twice.
+constexpr std::array<PciIdsScan, 3> kScans{PciIdsScan::kAvx2, PciIdsScan::kSse2,
+                                           PciIdsScan::kPortable};
 
 std::string scan_label(PciIdsScan scan) {
-  return scan == PciIdsScan::kVector ? "vector finder" : "portable finder";
+  switch (scan) {
+    case PciIdsScan::kAvx2:
+      return "AVX2 finder";
+    case PciIdsScan::kSse2:
+      return "SSE2 finder";
+    case PciIdsScan::kPortable:
+      return "portable finder";
+  }
+  return "?";
 }
 
 // Every vendor, device and class the system's pci.ids lists, asked for in one set, then in
@@ -292,7 +303,7 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnTheSystemDatabase) {
 
   std::mt19937 rng(18);
   std::vector<std::vector<PciNameQuery>> sets;
-  for (int k = 0; k < 40; ++k) {
+  for (int k = 0; k < 12; ++k) {
     std::vector<PciNameQuery> set;
     const auto size = std::uniform_int_distribution<std::size_t>(1, 40)(rng);
     for (std::size_t i = 0; i < size; ++i) {
@@ -310,7 +321,6 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnTheSystemDatabase) {
 
   const PciNames want_all = reference_lookup(text, everything);
   EXPECT_GT(want_all.devices.size(), 10000U);
-  EXPECT_EQ(lookup_pci_names(*file, everything).devices.size(), want_all.devices.size());
   expect_same(lookup_pci_names(*file, everything), want_all, "all, through the mapped file");
   for (PciIdsScan scan : kScans) {
     expect_same(detail::lookup_pci_names(text, everything, scan), want_all,
@@ -380,9 +390,11 @@ std::string hostile_text(std::mt19937& rng) {
       case 11:
         line = rng() % 2 == 0 ? "" : "\r";
         break;
-      case 12: {  // near misses: a vendor without its space, a short class, a lone TAB
-        static constexpr std::array<const char*, 8> kOdd{
-            "10de\tx", "10de", "C 0", "C", "\t", "\t\t\t2330  x", "\tC 02", " 10de  x"};
+      case 12: {  // near misses: a vendor without its space, a short class, a lone TAB, and
+                  // bytes that equal hex digits once bit 5 is set (octal 030 | 0x20 is '8')
+        static constexpr std::array<const char*, 10> kOdd{
+            "10de\tx",       "10de",   "C 0",      "C",          "\t",
+            "\t\t\t2330  x", "\tC 02", " 10de  x", "\030086  x", "\t\022330  x"};
         line = pick(kOdd);
         break;
       }
@@ -421,7 +433,7 @@ std::vector<PciNameQuery> hostile_queries(std::mt19937& rng) {
 TEST(PciIds, ScanEqualsTheLineByLineReadingOnHostileTexts) {
   std::mt19937 rng(1818);
   std::size_t found = 0;
-  for (int round = 0; round < 3000; ++round) {
+  for (int round = 0; round < 1200; ++round) {
     const std::string text = hostile_text(rng);
     const std::vector<PciNameQuery> queries = hostile_queries(rng);
     const PciNames want = reference_lookup(text, queries);
@@ -435,7 +447,7 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnHostileTexts) {
       return;
     }
   }
-  EXPECT_GT(found, 3000U) << "the texts must hold the names asked for, not only misses";
+  EXPECT_GT(found, 1200U) << "the texts must hold the names asked for, not only misses";
 }
 
 // The line that matters at every byte offset, so the finders' 64-, 16-, 8- and 1-byte steps
