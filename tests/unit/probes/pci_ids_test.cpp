@@ -8,9 +8,11 @@ extern "C" {
 #include <pci/pci.h>
 }
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -438,8 +440,13 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnHostileTexts) {
     const std::vector<PciNameQuery> queries = hostile_queries(rng);
     const PciNames want = reference_lookup(text, queries);
     found += want.vendors.size() + want.devices.size() + want.classes.size();
+    // In a buffer of exactly its size, so that a read past the end is one the sanitizers (the
+    // ci preset's replay, valgrind) see: a std::string has spare capacity behind its text.
+    const auto exact = std::make_unique<char[]>(text.size());
+    std::copy(text.begin(), text.end(), exact.get());
+    const std::string_view view(exact.get(), text.size());
     for (PciIdsScan scan : kScans) {
-      expect_same(detail::lookup_pci_names(text, queries, scan), want,
+      expect_same(detail::lookup_pci_names(view, queries, scan), want,
                   scan_label(scan) + " on text #" + std::to_string(round));
     }
     if (HasFailure()) {
