@@ -19,6 +19,7 @@
 #include <nodetopo/probes/environment.hpp>
 #include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/probes/pci_ids.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
 #include <nodetopo/topology/relations.hpp>
 
@@ -94,6 +95,25 @@ void BM_ParseLinkSpeed(benchmark::State& state) {
     benchmark::DoNotOptimize(probes::parse_link_speed("32.0 GT/s PCIe"));
 }
 BENCHMARK(BM_ParseLinkSpeed);
+
+// The pci.ids names of a small Intel node (the nine functions of hwloc's 2pa-pcidomain32bits
+// capture) from the system's pci.ids, mapped and released as topo dump does: the scan skips
+// the blocks of vendors not asked for (pci_ids.cpp).
+void BM_PciIdsLookup(benchmark::State& state) {
+  const std::vector<probes::PciNameQuery> queries = {
+      {0x8086, 0x1237, 0x0600}, {0x8086, 0x7000, 0x0601}, {0x8086, 0x7010, 0x0101},
+      {0x8086, 0x7020, 0x0c03}, {0x8086, 0x7113, 0x0680}, {0x1013, 0x00b8, 0x0300},
+      {0x1af4, 0x1000, 0x0200}, {0x1af4, 0x1001, 0x0100}};
+  if (!probes::PciIdsFile::open_system()) {
+    state.SkipWithError("no pci.ids on this system");
+    return;
+  }
+  for (auto _ : state) {
+    const auto file = probes::PciIdsFile::open_system();
+    benchmark::DoNotOptimize(probes::lookup_pci_names(*file, queries));
+  }
+}
+BENCHMARK(BM_PciIdsLookup)->Unit(benchmark::kMicrosecond);
 
 // Resolving a device link through a warm SysRoot cache: no system call per lookup.
 void BM_SysRootResolveCached(benchmark::State& state) {

@@ -1,15 +1,27 @@
-// The single-pass pci.ids lookup: parsing rules on small inline databases, and the system's
-// pci.ids read both ways — by the lookup and by libpci's pci_lookup_name() as the oracle.
+// The single-pass pci.ids lookup: parsing rules on small inline databases, the system's
+// pci.ids read both ways — by the lookup and by libpci's pci_lookup_name() as the oracle — and
+// the scan (both of its line finders) against a plain line-by-line reading written here, on the
+// system's pci.ids and on generated hostile texts.
 #include <gtest/gtest.h>
 
 extern "C" {
 #include <pci/pci.h>
 }
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <nodetopo/probes/pci_ids.hpp>
+
+#include "pci/pci_ids_scan.hpp"
 
 namespace nodetopo::probes {
 namespace {
@@ -111,6 +123,359 @@ TEST(PciIds, AgreesWithLibpciOnTheSystemDatabase) {
   pci_cleanup(pacc);
   EXPECT_GT(found, 100U) << "the comparison must cover real entries, not only misses";
   EXPECT_EQ(compared, queries.size());
+}
+
+// --- The scan against a line-by-line reading -------------------------------------------------
+
+// What the scan must give, read the plainest way: one line at a time, the state (section,
+// current vendor or base class, wanted or not) changed by every line that is not blank, a
+// comment or a TAB line; a TAB line read only when it has one TAB and its vendor or class is
+// wanted; later lines overwrite earlier names.
+std::optional<unsigned> ref_hex(std::string_view s, std::size_t n) {
+  if (s.size() < n) return std::nullopt;
+  unsigned v = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = s[i];
+    unsigned digit = 0;
+    if (c >= '0' && c <= '9') {
+      digit = static_cast<unsigned>(c - '0');
+    } else if (c >= 'a' && c <= 'f') {
+      digit = static_cast<unsigned>(c - 'a' + 10);
+    } else if (c >= 'A' && c <= 'F') {
+      digit = static_cast<unsigned>(c - 'A' + 10);
+    } else {
+      return std::nullopt;
+    }
+    v = v * 16 + digit;
+  }
+  return v;
+}
+
+std::string ref_name(std::string_view rest) {
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+    rest.remove_prefix(1);
+  while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' '))
+    rest.remove_suffix(1);
+  return std::string(rest);
+}
+
+PciNames reference_lookup(std::string_view text, const std::vector<PciNameQuery>& queries) {
+  std::set<unsigned> vendors;
+  std::set<std::pair<unsigned, unsigned>> devices;
+  std::set<unsigned> classes;
+  std::set<unsigned> bases;
+  for (const PciNameQuery& q : queries) {
+    vendors.insert(q.vendor_id);
+    devices.insert({q.vendor_id, q.device_id});
+    classes.insert(q.class_id);
+    bases.insert(q.class_id >> 8U);
+  }
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  PciNames names;
+  std::map<unsigned, std::string> base_names;
+  char section = '-';  // 'v' vendor, 'c' class, '-' neither
+  unsigned current = 0;
+  bool wanted = false;
+  for (std::string_view line : lines) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] != '\t') {
+      if (line.size() >= 2 && line[0] == 'C' && line[1] == ' ') {
+        const auto base = ref_hex(line.substr(2), 2);
+        section = base ? 'c' : '-';
+        current = base.value_or(0);
+        wanted = base && bases.contains(*base);
+        if (wanted) base_names[current] = ref_name(line.substr(4));
+      } else {
+        const auto vendor = ref_hex(line, 4);
+        const bool is_vendor = vendor && line.size() > 4 && line[4] == ' ';
+        section = is_vendor ? 'v' : '-';
+        current = vendor.value_or(0);
+        wanted = is_vendor && vendors.contains(current);
+        if (wanted) names.vendors[static_cast<std::uint16_t>(current)] = ref_name(line.substr(4));
+      }
+      continue;
+    }
+    if (!wanted || line.size() < 2 || line[1] == '\t') continue;
+    if (section == 'v') {
+      const auto device = ref_hex(line.substr(1), 4);
+      if (device && devices.contains({current, *device})) {
+        names.devices[{static_cast<std::uint16_t>(current), static_cast<std::uint16_t>(*device)}] =
+            ref_name(line.substr(5));
+      }
+    } else if (section == 'c') {
+      const auto sub = ref_hex(line.substr(1), 2);
+      if (sub && classes.contains(current << 8U | *sub)) {
+        names.classes[static_cast<std::uint16_t>(current << 8U | *sub)] = ref_name(line.substr(3));
+      }
+    }
+  }
+  for (unsigned id : classes) {
+    const auto key = static_cast<std::uint16_t>(id);
+    if (names.classes.contains(key) || !base_names.contains(id >> 8U)) continue;
+    std::array<char, 8> num{};
+    std::snprintf(num.data(), num.size(), "%04x", id);
+    names.classes[key] = base_names[id >> 8U] + " [" + num.data() + "]";
+  }
+  return names;
+}
+
+// Only the names of `queries` out of `all` (the answer for a superset): a query's names do not
+// depend on the other queries (checked below on a few sets against the reference itself).
+PciNames restrict_to(const PciNames& all, const std::vector<PciNameQuery>& queries) {
+  PciNames out;
+  for (const PciNameQuery& q : queries) {
+    if (auto it = all.vendors.find(q.vendor_id); it != all.vendors.end()) out.vendors.insert(*it);
+    if (auto it = all.devices.find({q.vendor_id, q.device_id}); it != all.devices.end()) {
+      out.devices.insert(*it);
+    }
+    if (auto it = all.classes.find(q.class_id); it != all.classes.end()) out.classes.insert(*it);
+  }
+  return out;
+}
+
+void expect_same(const PciNames& got, const PciNames& want, const std::string& what) {
+  EXPECT_EQ(got.vendors, want.vendors) << what;
+  EXPECT_EQ(got.devices, want.devices) << what;
+  EXPECT_EQ(got.classes, want.classes) << what;
+}
+
+using detail::PciIdsScan;
+// Where the CPU lacks AVX2 (or the build SSE2) a finder falls back to the next, which is then
+// compared twice.
+constexpr std::array<PciIdsScan, 3> kScans{PciIdsScan::kAvx2, PciIdsScan::kSse2,
+                                           PciIdsScan::kPortable};
+
+std::string scan_label(PciIdsScan scan) {
+  switch (scan) {
+    case PciIdsScan::kAvx2:
+      return "AVX2 finder";
+    case PciIdsScan::kSse2:
+      return "SSE2 finder";
+    case PciIdsScan::kPortable:
+      return "portable finder";
+  }
+  return "?";
+}
+
+// Every vendor, device and class the system's pci.ids lists, asked for in one set, then in
+// many small random sets (with IDs it does not list), by both finders and through the mapped
+// file (which releases pages as it goes).
+TEST(PciIds, ScanEqualsTheLineByLineReadingOnTheSystemDatabase) {
+  const auto file = PciIdsFile::open_system();
+  ASSERT_TRUE(file.has_value()) << "no pci.ids: install the pci.ids package (pciutils)";
+  const std::string_view text = file->text();
+
+  std::vector<PciNameQuery> all;
+  std::vector<std::uint16_t> listed_classes;
+  unsigned vendor = 0;
+  unsigned base = 0;
+  char section = '-';
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(start, nl - start);
+    start = nl + 1;
+    if (line.starts_with("C ")) {
+      section = 'c';
+      base = ref_hex(line.substr(2), 2).value_or(0);
+      listed_classes.push_back(static_cast<std::uint16_t>(base << 8U | 0x7fU));  // unlisted
+    } else if (auto v = ref_hex(line, 4); v && line.size() > 4 && line[4] == ' ') {
+      section = 'v';
+      vendor = *v;
+      all.push_back({static_cast<std::uint16_t>(vendor), 0xfffe, 0});
+    } else if (line.size() > 1 && line[0] == '\t' && line[1] != '\t') {
+      if (auto d = ref_hex(line.substr(1), 4); section == 'v' && d) {
+        all.push_back({static_cast<std::uint16_t>(vendor), static_cast<std::uint16_t>(*d), 0});
+      } else if (auto sub = ref_hex(line.substr(1), 2); section == 'c' && sub) {
+        listed_classes.push_back(static_cast<std::uint16_t>(base << 8U | *sub));
+      }
+    }
+  }
+  ASSERT_GT(all.size(), 10000U) << "the system pci.ids looks truncated";
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    all[i].class_id = listed_classes[i % listed_classes.size()];
+  }
+
+  std::mt19937 rng(18);
+  std::vector<std::vector<PciNameQuery>> sets;
+  for (int k = 0; k < 12; ++k) {
+    std::vector<PciNameQuery> set;
+    const auto size = std::uniform_int_distribution<std::size_t>(1, 40)(rng);
+    for (std::size_t i = 0; i < size; ++i) {
+      PciNameQuery q = all[std::uniform_int_distribution<std::size_t>(0, all.size() - 1)(rng)];
+      if (rng() % 4 == 0) q.device_id = static_cast<std::uint16_t>(rng());  // mostly unlisted
+      if (rng() % 8 == 0) q.vendor_id = static_cast<std::uint16_t>(rng());
+      if (rng() % 4 == 0) q.class_id = static_cast<std::uint16_t>(rng() % 0x1400);
+      set.push_back(q);
+    }
+    sets.push_back(std::move(set));
+  }
+  std::vector<PciNameQuery> everything = all;
+  for (const auto& set : sets)
+    everything.insert(everything.end(), set.begin(), set.end());
+
+  const PciNames want_all = reference_lookup(text, everything);
+  EXPECT_GT(want_all.devices.size(), 10000U);
+  expect_same(lookup_pci_names(*file, everything), want_all, "all, through the mapped file");
+  for (PciIdsScan scan : kScans) {
+    expect_same(detail::lookup_pci_names(text, everything, scan), want_all,
+                "all, " + scan_label(scan));
+  }
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    const PciNames want = restrict_to(want_all, sets[k]);
+    if (k < 3)
+      expect_same(reference_lookup(text, sets[k]), want, "restriction of set " + std::to_string(k));
+    for (PciIdsScan scan : kScans) {
+      expect_same(detail::lookup_pci_names(text, sets[k], scan), want,
+                  "set " + std::to_string(k) + ", " + scan_label(scan));
+    }
+    expect_same(lookup_pci_names(*file, sets[k]), want, "set " + std::to_string(k) + ", file");
+  }
+}
+
+// Texts made of every kind of line, in random order and case, with LF or CRLF ends, comments
+// and blank lines anywhere, duplicated vendors and class sections, garbage, and cut off at a
+// random byte.
+std::string hostile_text(std::mt19937& rng) {
+  static constexpr std::array<const char*, 6> kVendors{"10de", "8086", "15B3",
+                                                       "1af4", "abCD", "0000"};
+  static constexpr std::array<const char*, 5> kDevices{"2330", "22a3", "0B5c", "1021", "ffff"};
+  static constexpr std::array<const char*, 4> kBases{"02", "03", "0C", "ff"};
+  static constexpr std::array<const char*, 4> kSubs{"00", "07", "0a", "80"};
+  static constexpr std::string_view kAlphabet = "\t \r#C0aF9x:\\";
+  auto pick = [&](const auto& list) { return std::string(list[rng() % list.size()]); };
+  auto name = [&] {
+    std::string s = rng() % 3 == 0 ? " " : "  ";
+    const std::size_t len = rng() % 12;
+    for (std::size_t i = 0; i < len; ++i)
+      s += static_cast<char>('a' + rng() % 26);
+    if (rng() % 4 == 0) s += rng() % 2 == 0 ? " " : " \r";
+    return s;
+  };
+  std::string text;
+  const std::size_t lines = rng() % 160;
+  const bool crlf_file = rng() % 3 == 0;
+  for (std::size_t i = 0; i < lines; ++i) {
+    std::string line;
+    switch (rng() % 16) {
+      case 0:
+      case 1:
+        line = pick(kVendors) + name();
+        break;
+      case 2:
+      case 3:
+      case 4:
+        line = "\t" + pick(kDevices) + name();
+        break;
+      case 5:
+      case 6:
+      case 7:  // subsystems, long runs of them: what the finder skips
+        line =
+            "\t\t" + pick(kVendors) + " " + pick(kDevices) + name() + std::string(rng() % 70, 'z');
+        break;
+      case 8:
+        line = "C " + pick(kBases) + name();
+        break;
+      case 9:
+        line = "\t" + pick(kSubs) + name();
+        break;
+      case 10:
+        line = rng() % 2 == 0 ? "# " + name() : "#\t" + pick(kDevices) + name();
+        break;
+      case 11:
+        line = rng() % 2 == 0 ? "" : "\r";
+        break;
+      case 12: {  // near misses: a vendor without its space, a short class, a lone TAB, and
+                  // bytes that equal hex digits once bit 5 is set (octal 030 | 0x20 is '8')
+        static constexpr std::array<const char*, 10> kOdd{
+            "10de\tx",       "10de",   "C 0",      "C",          "\t",
+            "\t\t\t2330  x", "\tC 02", " 10de  x", "\030086  x", "\t\022330  x"};
+        line = pick(kOdd);
+        break;
+      }
+      default: {
+        const std::size_t len = rng() % 10;
+        for (std::size_t k = 0; k < len; ++k)
+          line += kAlphabet[rng() % kAlphabet.size()];
+        break;
+      }
+    }
+    text += line;
+    text += crlf_file || rng() % 10 == 0 ? "\r\n" : "\n";
+  }
+  if (!text.empty() && rng() % 2 == 0) text.resize(rng() % text.size());  // cut anywhere
+  return text;
+}
+
+std::vector<PciNameQuery> hostile_queries(std::mt19937& rng) {
+  static constexpr std::array<std::uint16_t, 7> kVendors{0x10de, 0x8086, 0x15b3, 0x1af4,
+                                                         0xabcd, 0x0000, 0x1234};
+  static constexpr std::array<std::uint16_t, 6> kDevices{0x2330, 0x22a3, 0x0b5c,
+                                                         0x1021, 0xffff, 0x5678};
+  static constexpr std::array<std::uint16_t, 7> kClasses{0x0200, 0x0207, 0x0300, 0x030a,
+                                                         0x0c80, 0xff00, 0x0c03};
+  std::vector<PciNameQuery> queries;
+  // Sometimes more than IdSet's handful, so both of its lookups are taken.
+  const std::size_t n = rng() % 4 == 0 ? 30 : 1 + rng() % 4;
+  for (std::size_t i = 0; i < n; ++i) {
+    queries.push_back({kVendors[rng() % kVendors.size()],
+                       i >= 8 ? static_cast<std::uint16_t>(i) : kDevices[rng() % kDevices.size()],
+                       kClasses[rng() % kClasses.size()]});
+  }
+  return queries;
+}
+
+TEST(PciIds, ScanEqualsTheLineByLineReadingOnHostileTexts) {
+  std::mt19937 rng(1818);
+  std::size_t found = 0;
+  for (int round = 0; round < 1200; ++round) {
+    const std::string text = hostile_text(rng);
+    const std::vector<PciNameQuery> queries = hostile_queries(rng);
+    const PciNames want = reference_lookup(text, queries);
+    found += want.vendors.size() + want.devices.size() + want.classes.size();
+    // In a buffer of exactly its size, so that a read past the end is one the sanitizers (the
+    // ci preset's replay, valgrind) see: a std::string has spare capacity behind its text.
+    const auto exact = std::make_unique<char[]>(text.size());
+    std::copy(text.begin(), text.end(), exact.get());
+    const std::string_view view(exact.get(), text.size());
+    for (PciIdsScan scan : kScans) {
+      expect_same(detail::lookup_pci_names(view, queries, scan), want,
+                  scan_label(scan) + " on text #" + std::to_string(round));
+    }
+    if (HasFailure()) {
+      ADD_FAILURE() << "first failing text:\n" << text;
+      return;
+    }
+  }
+  EXPECT_GT(found, 1200U) << "the texts must hold the names asked for, not only misses";
+}
+
+// The line that matters at every byte offset, so the finders' 64-, 16-, 8- and 1-byte steps
+// and their ends are each crossed: a wanted vendor after a run of skipped lines, and a device
+// of it after a run of subsystems.
+TEST(PciIds, FindersSeeTheNextLineAtEveryOffset) {
+  const std::vector<PciNameQuery> q = {{0x10de, 0x2330, 0x0302}};
+  for (std::size_t pad = 0; pad < 200; ++pad) {
+    const std::string skipped = "0001  Other\n\t0002  x" + std::string(pad, 'y') + "\n";
+    const std::string subsystems = "\t\t10de 16c1  " + std::string(pad, 'z') + "\n";
+    for (bool final_newline : {true, false}) {
+      const std::string text =
+          skipped + "10de  NVIDIA\n" + subsystems + "\t2330  H100" + (final_newline ? "\n" : "");
+      for (PciIdsScan scan : kScans) {
+        const PciNames names = detail::lookup_pci_names(text, q, scan);
+        EXPECT_EQ(names.vendor(0x10de), "NVIDIA") << pad << " " << scan_label(scan);
+        EXPECT_EQ(names.device(0x10de, 0x2330), "H100") << pad << " " << scan_label(scan);
+        EXPECT_EQ(names.vendors.size(), 1U);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 //
 // Why not libpci's pci_lookup_name(): its first call parses all ~40,000 entries of pci.ids into a
 // hash table, which costs more than the rest of PCI discovery together (about 20 ms). A discovery
-// needs a few dozen names; one linear scan finds them in about a millisecond. The results are
-// the same strings (tests compare them with libpci's).
+// needs a few dozen names; one pass over the file finds them in a few hundred microseconds: it
+// stops only at the lines that can matter (vendor and class lines, and inside the blocks asked
+// for the lines whose ID starts with a digit asked for), found 64 or 128 bytes a step with SSE2
+// or AVX2 where the CPU has them. The results are the same strings (tests compare them with
+// libpci's), and on any text the same as reading it line by line (tests compare that too).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +39,9 @@ struct PciNames {
 };
 
 /// Scans pci.ids text for the names of `queries`. A class whose subclass is not listed gets its
-/// base class name with the number, "Display controller [0380]", as libpci formats it.
+/// base class name with the number, "Display controller [0380]", as libpci formats it. Any text
+/// is read (unsorted, either case of hex, CRLF, garbage, no final newline); a name listed twice
+/// takes its last line.
 PciNames lookup_pci_names(std::string_view ids_text, std::span<const PciNameQuery> queries);
 
 class PciIdsFile;

@@ -1,0 +1,24 @@
+// The pci.ids scan with its line finder chosen by the caller, so that the tests compare the
+// vector finders and the portable one on every build (pci_ids.cpp; the public
+// lookup_pci_names() takes the fastest the build and the CPU have).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include <nodetopo/probes/pci_ids.hpp>
+
+namespace nodetopo::probes::detail {
+
+/// How the scan finds the next line it has to look at (a newline not followed by the TAB, or
+/// the two TABs, of a line it would skip). Each falls back to the next where the build or the
+/// CPU lacks it: kAvx2 (x86-64 CPUs that have it, chosen at run time), kSse2 (every x86-64),
+/// kPortable (eight bytes at a time in plain C++, compiles everywhere: arm64, big-endian). All
+/// give exactly the same names.
+enum class PciIdsScan { kAvx2, kSse2, kPortable };
+
+/// lookup_pci_names(ids_text, queries) with the given line finder.
+PciNames lookup_pci_names(std::string_view ids_text, std::span<const PciNameQuery> queries,
+                          PciIdsScan scan);
+
+}  // namespace nodetopo::probes::detail
