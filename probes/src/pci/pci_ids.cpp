@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -25,6 +24,7 @@
 #include <immintrin.h>
 #endif
 
+#include <nodetopo/base/hex.hpp>
 #include <nodetopo/probes/pci_ids.hpp>
 
 #include "pci/pci_ids_scan.hpp"
@@ -286,13 +286,12 @@ std::uint32_t lowered_word(const char* p) {
   return w | 0x20202020U;
 }
 
-constexpr std::string_view kHexDigits = "0123456789abcdef";
-
-// Not snprintf(): the first call of libc's printf machinery faults in about 200 KiB of libc's
-// text and data (measured), which the peak RSS of topo dump would show.
+// The digits of `id` as lowered_word() reads them. base's write_hex(), not snprintf(): the first
+// call of libc's printf machinery faults in about 200 KiB of libc's text and data (measured),
+// which the peak RSS of topo dump would show.
 std::uint32_t id_word(std::uint16_t id) {
-  const std::array<char, 4> digits{kHexDigits[id >> 12U], kHexDigits[(id >> 8U) & 0xfU],
-                                   kHexDigits[(id >> 4U) & 0xfU], kHexDigits[id & 0xfU]};
+  std::array<char, 4> digits{};
+  write_hex(digits.data(), id, 4);
   return lowered_word(digits.data());
 }
 
@@ -386,7 +385,9 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
   auto narrow_to = [&](const std::vector<std::uint16_t>& ids, unsigned width) {
     std::size_t count = 0;
     for (std::uint16_t id : ids) {
-      const char c = kHexDigits[(id >> (4 * (width - 1))) & 0xfU];
+      std::array<char, 4> written{};
+      write_hex(written.data(), id, static_cast<int>(width));
+      const char c = written[0];
       if (std::find(digits.begin(), digits.begin() + count, c) != digits.begin() + count) continue;
       if (count == digits.size()) {
         inside = Find::kInside;
@@ -483,9 +484,9 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
     if (names.classes.contains(id)) continue;
     auto base = base_names.find(static_cast<std::uint8_t>(id >> 8));
     if (base == base_names.end()) continue;
-    std::array<char, 8> num{};
-    std::snprintf(num.data(), num.size(), "%04x", id);
-    names.classes[id] = base->second + " [" + num.data() + "]";
+    std::string name = base->second + " [";
+    append_hex(name, id, 4);
+    names.classes[id] = name + "]";
   }
   return names;
 }

@@ -13,8 +13,8 @@ namespace nodetopo::probes::detail {
 /// How the scan finds the next line it has to look at (a newline not followed by the TAB, or
 /// the two TABs, of a line it would skip). Each falls back to the next where the build or the
 /// CPU lacks it: kAvx2 (x86-64 CPUs that have it, chosen at run time), kSse2 (every x86-64),
-/// kPortable (eight bytes at a time in plain C++, compiles everywhere: arm64, big-endian). All
-/// give exactly the same names.
+/// kPortable (one memchr() per line, compiles everywhere: arm64, big-endian). All give exactly
+/// the same names.
 enum class PciIdsScan { kAvx2, kSse2, kPortable };
 
 /// lookup_pci_names(ids_text, queries) with the given line finder.
