@@ -163,6 +163,9 @@ struct HwlocGuard::Access {
       shortener.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), out);
       if (!write_all(copy, out, "the copy of proc/cpuinfo")) return give_up();
     }
+    out.clear();
+    shortener.finish(out);
+    if (!write_all(copy, out, "the copy of proc/cpuinfo")) return give_up();
     ::lseek(copy, 0, SEEK_SET);
     ::close(fd);
     ++guard.shortened_cpuinfo_;
@@ -253,13 +256,78 @@ void HwlocGuard::CpuinfoShortener::feed(std::string_view text, std::string& out)
     const std::size_t nl = text.find('\n');
     const std::size_t len = nl == std::string_view::npos ? text.size() : nl;
     const std::size_t room = kCpuinfoLineChars - std::min(column_, kCpuinfoLineChars);
-    out.append(text.substr(0, std::min(len, room)));
+    line_.append(text.substr(0, std::min(len, room)));
     column_ += len;
     if (nl == std::string_view::npos) break;
-    out.push_back('\n');
-    column_ = 0;
+    end_line(out, true);
     text.remove_prefix(nl + 1);
   }
+}
+
+void HwlocGuard::CpuinfoShortener::finish(std::string& out) {
+  if (column_ > 0) end_line(out, false);
+}
+
+void HwlocGuard::CpuinfoShortener::end_line(std::string& out, bool newline) {
+  if (first_line_ || hwloc_reads(line_)) {
+    out.append(line_);
+    if (newline) out.push_back('\n');
+  }
+  line_.clear();
+  column_ = 0;
+  first_line_ = false;
+}
+
+bool HwlocGuard::CpuinfoShortener::hwloc_reads(std::string_view line) {
+  if (line.empty()) return true;
+  // hwloc_linux_parse_cpuinfo() skips a line without ':' or not starting with a letter, and
+  // hands the key, trailing blanks cut, to "processor" and to the architecture's parser.
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return false;
+  const char first = line.front();
+  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z'))) return false;
+  std::string_view key = line.substr(0, colon);
+  while (!key.empty() && (key.back() == ' ' || key.back() == '\t'))
+    key.remove_suffix(1);
+  // Every key hwloc 2.9's parsers compare: processor; x86 (vendor_id, model name, model, cpu
+  // family, stepping); IA-64 (vendor, family); ARM (Processor, CPU implementer/architecture/
+  // variant/part/revision, Hardware, Revision, Serial); POWER (cpu, platform, Board ID, Board,
+  // Machine, Hardware rev, SVR, PVR); the generic one (chip type, cpu model).
+  static constexpr std::string_view kKeys[] = {"processor",
+                                               "vendor_id",
+                                               "model name",
+                                               "model",
+                                               "cpu family",
+                                               "stepping",
+                                               "vendor",
+                                               "family",
+                                               "cpu implementer",
+                                               "cpu architecture",
+                                               "cpu variant",
+                                               "cpu part",
+                                               "cpu revision",
+                                               "hardware",
+                                               "revision",
+                                               "serial",
+                                               "cpu",
+                                               "platform",
+                                               "board id",
+                                               "board",
+                                               "machine",
+                                               "hardware rev",
+                                               "svr",
+                                               "pvr",
+                                               "chip type",
+                                               "cpu model"};
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (const std::string_view wanted : kKeys) {
+    if (wanted.size() != key.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < key.size() && same; ++i)
+      same = lower(key[i]) == wanted[i];
+    if (same) return true;
+  }
+  return false;
 }
 
 HwlocGuard::HwlocGuard(const SysRoot& root, Mode mode) : root_(root), mode_(mode) {

@@ -138,28 +138,81 @@ std::string read_fd(int fd) {
 // The whole of `text` through one shortener.
 std::string shorten(std::string_view text) {
   std::string out;
-  HwlocGuard::CpuinfoShortener().feed(text, out);
+  HwlocGuard::CpuinfoShortener shortener;
+  shortener.feed(text, out);
+  shortener.finish(out);
   return out;
 }
 
 TEST(HwlocGuardCpuinfo, CutsEveryLineToWhatHwlocReads) {
-  const std::string l127(127, 'a');
-  const std::string l128(128, 'b');
-  const std::string l1500 = "flags\t\t: " + std::string(1490, 'c');
-  const std::string text = "processor\t: 0\n\n" + l127 + "\n" + l128 + "\n" + l1500 + "\nlast";
+  const std::string l127 = "model name\t: " + std::string(114, 'a');
+  const std::string l128 = "model name\t: " + std::string(115, 'b');
+  const std::string l1500 = "vendor_id\t: " + std::string(1490, 'c');
+  const std::string text = "processor\t: 0\n\n" + l127 + "\n" + l128 + "\n" + l1500 + "\ncpu: last";
+  ASSERT_EQ(l127.size(), 127U);
   const std::string cut = shorten(text);
   EXPECT_EQ(cut, "processor\t: 0\n\n" + l127 + "\n" + l128.substr(0, 127) + "\n" +
-                     l1500.substr(0, 127) + "\nlast");
+                     l1500.substr(0, 127) + "\ncpu: last");
   EXPECT_EQ(shorten(""), "");
+  // The first line is kept whatever it is (hwloc also reads it alone); so is the last without
+  // its newline.
   EXPECT_EQ(shorten(std::string(300, 'd')), std::string(127, 'd'));
+  EXPECT_EQ(shorten("flags: x\nmodel: 1"), "flags: x\nmodel: 1");
   // Fed in pieces of every size, lines spanning pieces: the same text.
   for (std::size_t piece : {1U, 7U, 100U, 127U, 128U, 4096U}) {
     HwlocGuard::CpuinfoShortener shortener;
     std::string out;
     for (std::size_t at = 0; at < text.size(); at += piece)
       shortener.feed(std::string_view(text).substr(at, piece), out);
+    shortener.finish(out);
     EXPECT_EQ(out, cut) << "pieces of " << piece;
   }
+}
+
+TEST(HwlocGuardCpuinfo, LeavesOutTheLinesHwlocIgnores) {
+  using Shortener = HwlocGuard::CpuinfoShortener;
+  // Read: empty lines, "processor", and the keys of every architecture's parser, however the
+  // blanks before ':' and the case (hwloc compares some keys case-insensitively).
+  for (const char* line : {"",
+                           "processor\t: 3",
+                           "vendor_id\t: GenuineIntel",
+                           "model\t\t: 143",
+                           "model name\t: Xeon",
+                           "cpu family\t: 6",
+                           "stepping\t: 8",
+                           "CPU implementer\t: 0x41",
+                           "CPU part\t: 0xd0c",
+                           "Hardware\t: x",
+                           "Serial\t\t: 1",
+                           "cpu\t\t: POWER9",
+                           "CPU: 68040",
+                           "platform\t: pSeries",
+                           "Machine\t\t: x",
+                           "revision\t: 2.2",
+                           "Board ID: 7",
+                           "SVR: 1",
+                           "PVR: 2",
+                           "chip type: avr32",
+                           "cpu model\t: R4000",
+                           "vendor: Intel",
+                           "family: Itanium",
+                           "model:",
+                           "model :x"}) {
+    EXPECT_TRUE(Shortener::hwloc_reads(line)) << line;
+  }
+  // Not read: keys no parser compares, lines without ':', lines not starting with a letter.
+  for (const char* line :
+       {"flags\t\t: fpu vme", "bugs\t\t: spectre_v1", "cpu MHz\t\t: 2000.000",
+        "cache size\t: 107520 KB", "physical id\t: 0", "core id\t\t: 1", "siblings\t: 112",
+        "power management:", "address sizes\t: 46 bits physical", "models: x", "processors: 1",
+        "no colon here", " processor\t: 1", "\tmodel: 1", "1: model", ": model",
+        "processor 0: model"}) {
+    EXPECT_FALSE(Shortener::hwloc_reads(line)) << line;
+  }
+  // A key beyond the characters hwloc reads of its line is not seen either.
+  const std::string far = std::string(130, 'x') + "model: 1";
+  EXPECT_EQ(shorten("processor\t: 0\n" + far + "\nflags: y\n\nmodel: 2\n"),
+            "processor\t: 0\n\nmodel: 2\n");
 }
 
 // cpuinfo as a 224-CPU x86 host writes it, with a model name longer than hwloc's line buffer.
@@ -171,7 +224,9 @@ std::string long_cpuinfo() {
     text += "cpu family\t: 6\nmodel\t\t: 143\nmodel name\t: " + model + "\n";
     text += "physical id\t: " + std::to_string(cpu / 2) +
             "\ncore id\t\t: " + std::to_string(cpu % 2) + "\n";
-    text += "flags\t\t: " + std::string(1500, 'f') + "\nbugs\t\t: spectre_v1\n\n";
+    text += "stepping\t: 8\ncpu MHz\t\t: 2000.000\nsiblings\t: 2\n";
+    text += "flags\t\t: " + std::string(1500, 'f') + "\nbugs\t\t: spectre_v1\n";
+    text += "power management:\n  a line hwloc skips\n\n";
   }
   return text;
 }
@@ -219,6 +274,8 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
     write_file(topo / "core_siblings", cpu < 2 ? "3\n" : "c\n");
   }
   write_file(dir_.path() / "sys/devices/system/cpu/online", "0-3\n");
+  // An x86 root, so that hwloc's x86 cpuinfo parser (vendor, family, model, stepping) runs.
+  write_file(dir_.path() / "proc/hwloc-nofile-info", "Architecture: x86_64\n");
   ::setenv("HWLOC_FSROOT", dir_.path().c_str(), 1);
   ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
   ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
@@ -248,6 +305,9 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
   // hwloc did read the model name (cut, as its own parser cuts it) and two packages.
   EXPECT_NE(as_file.find("Intel(R) Xeon(R) MMMM"), std::string::npos);
   EXPECT_NE(as_file.find("type=\"Package\" os_index=\"1\""), std::string::npos);
+  // ... and the lines after those the copy leaves out.
+  EXPECT_NE(as_file.find("name=\"CPUStepping\" value=\"8\""), std::string::npos);
+  EXPECT_NE(as_file.find("name=\"CPUVendor\" value=\"GenuineIntel\""), std::string::npos);
   ::unsetenv("HWLOC_FSROOT");
   ::unsetenv("HWLOC_COMPONENTS");
   ::unsetenv("HWLOC_PLUGINS_PATH");
