@@ -114,12 +114,18 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   hwloc_topology_set_cache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
   hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
   hwloc_topology_set_type_filter(topo.get(), HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE);
+  // Cores and dies are not part of the model either: without them hwloc reads one file per CPU
+  // (package_cpus) instead of four (core_cpus, core_id, cluster_cpus, die_cpus). Groups stay:
+  // hwloc makes one for a NUMA node that is a part of a package (AMD NPS4, Intel SNC), which is
+  // how the node keeps its own CPU set.
+  for (const hwloc_obj_type_t type : {HWLOC_OBJ_CORE, HWLOC_OBJ_DIE})
+    hwloc_topology_set_type_filter(topo.get(), type, HWLOC_TYPE_FILTER_KEEP_NONE);
   // Everything hwloc opens under a root other than "/" is resolved inside it by the kernel; on
-  // every root, the cache descriptions the filter above drops are not read, and cpuinfo's lines
-  // are cut to what hwloc's parser reads of them (hwloc_guard.hpp).
+  // every root, the cache and cluster descriptions nothing here uses are not read, and cpuinfo
+  // is cut to what hwloc's parser reads of it (hwloc_guard.hpp).
   std::optional<detail::HwlocGuard> guard;
   guard.emplace(root, detail::HwlocGuard::Mode{.contain = root.path() != "/",
-                                               .skip_cache_descriptions = true,
+                                               .skip_unused_descriptions = true,
                                                .shorten_cpuinfo = true});
   const int loaded = hwloc_topology_load(topo.get());
   const int load_errno = errno;

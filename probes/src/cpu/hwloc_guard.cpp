@@ -68,9 +68,10 @@ std::string_view relative(const char* path) {
   return rel;
 }
 
-// `<cpu dir>/cpuN/cache/...`, where <cpu dir> is one of the two hwloc 2.9 reads CPUs from
-// (sys/bus/cpu/devices when the kernel has it, else sys/devices/system/cpu).
-bool is_cache_description(std::string_view rel) {
+// `<cpu dir>/cpuN/cache/...` or `<cpu dir>/cpuN/topology/cluster_*`, where <cpu dir> is one of
+// the two hwloc 2.9 reads CPUs from (sys/bus/cpu/devices when the kernel has it, else
+// sys/devices/system/cpu).
+bool is_unused_description(std::string_view rel) {
   for (const std::string_view dir : {std::string_view("sys/bus/cpu/devices/cpu"),
                                      std::string_view("sys/devices/system/cpu/cpu")}) {
     if (!rel.starts_with(dir)) continue;
@@ -80,7 +81,8 @@ bool is_cache_description(std::string_view rel) {
       ++digits;
     if (digits == 0) return false;
     rest.remove_prefix(digits);
-    return rest.starts_with("/cache/") || rest == "/cache";
+    return rest.starts_with("/cache/") || rest == "/cache" ||
+           rest.starts_with("/topology/cluster_");
   }
   return false;
 }
@@ -120,11 +122,11 @@ struct HwlocGuard::Access {
     return relative(rel.data());
   }
 
-  // True (errno ENOENT) when the guard answers this call itself: a cache description it skips.
+  // True (errno ENOENT) when the guard answers this call itself: a description it skips.
   static bool skipped(HwlocGuard& guard, const char* path) {
-    if (!guard.mode_.skip_cache_descriptions) return false;
+    if (!guard.mode_.skip_unused_descriptions) return false;
     auto rel = root_relative(guard, path);
-    if (!rel || !is_cache_description(*rel)) return false;
+    if (!rel || !is_unused_description(*rel)) return false;
     ++guard.skipped_calls_;
     errno = ENOENT;
     return true;

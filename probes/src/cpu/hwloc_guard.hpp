@@ -19,8 +19,14 @@
 // and builds cache objects only to drop them. A guard that skips cache descriptions answers
 // those opens ENOENT without a system call — what hwloc sees on a kernel without cache
 // information — so the topology it keeps is the same (the golden and oracle suites compare
-// every capture). That mode alone, without containment, is what the real root "/" gets; there hwloc
-// opens absolute paths (descriptor -1), so the guard looks at the path instead of the descriptor.
+// every capture). Cluster descriptions (`cpuN/topology/cluster_*`) are skipped the same way: the
+// probe filters cores and dies out too (it reports packages, NUMA nodes and their CPU sets), and
+// without core information hwloc would open every CPU's cluster_cpus to build cluster groups
+// nobody reads; without cluster information (kernels before 5.16) it reads one file per CPU,
+// package_cpus, instead of core_cpus, core_id, cluster_cpus and die_cpus. NUMA nodes keep their
+// own CPU sets: groups stay allowed, so hwloc still makes one for a node inside a package. That
+// mode alone, without containment, is what the real root "/" gets; there hwloc opens absolute
+// paths (descriptor -1), so the guard looks at the path instead of the descriptor.
 //
 // hwloc parses /proc/cpuinfo with fgets() into a 128-byte buffer and skips the rest of a longer
 // line with fscanf("%*[^\n]"), which goes a character at a time: on a 224-CPU x86 host the
@@ -52,8 +58,9 @@ class HwlocGuard {
   struct Mode {
     /// Resolve every call inside the root (a root other than "/"; see above).
     bool contain = true;
-    /// Answer opens of per-CPU cache descriptions ENOENT (only when caches are filtered out).
-    bool skip_cache_descriptions = false;
+    /// Answer opens of per-CPU cache and cluster descriptions ENOENT (only when caches are
+    /// filtered out and cores or clusters are not wanted).
+    bool skip_unused_descriptions = false;
     /// Hand hwloc proc/cpuinfo with its lines cut to what hwloc reads of them (see above).
     bool shorten_cpuinfo = false;
   };

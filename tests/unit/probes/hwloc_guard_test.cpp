@@ -1,7 +1,7 @@
-// HwlocGuard's modes on a hand-made root: opens of per-CPU cache descriptions answered ENOENT
-// without a system call when skipping (on "/" too, where nothing is contained), every other path
-// opened as before, and nothing skipped by a guard that was not asked to skip; cpuinfo handed over
-// with its lines shortened, and hwloc's topology the same whether it is or not.
+// HwlocGuard's modes on a hand-made root: opens of per-CPU cache and cluster descriptions answered
+// ENOENT without a system call when skipping (on "/" too, where nothing is contained), every other
+// path opened as before, and nothing skipped by a guard that was not asked to skip; cpuinfo handed
+// over with its lines shortened, and hwloc's topology the same whether it is or not.
 #include "cpu/hwloc_guard.hpp"
 
 #include <cerrno>
@@ -45,6 +45,9 @@ class HwlocGuardTest : public ::testing::Test {
       const std::string cpu = std::string(dir) + "/cpu12";
       write_file(dir_.path() / cpu / "cache/index0/shared_cpu_map", "00001000\n");
       write_file(dir_.path() / cpu / "topology/core_id", "6\n");
+      write_file(dir_.path() / cpu / "topology/cluster_cpus", "00001000\n");
+      write_file(dir_.path() / cpu / "topology/cluster_id", "3\n");
+      write_file(dir_.path() / cpu / "topology/die_cpus", "00001000\n");
     }
     write_file(dir_.path() / "sys/devices/system/cpu/cpufreq/boost", "1\n");
     write_file(dir_.path() / "sys/devices/system/cpu/cpu12cache/x", "1\n");
@@ -64,10 +67,11 @@ class HwlocGuardTest : public ::testing::Test {
   std::optional<SysRoot> root_;
 };
 
-TEST_F(HwlocGuardTest, SkipsCacheDescriptionsAndOpensEverythingElse) {
+TEST_F(HwlocGuardTest, SkipsCacheAndClusterDescriptionsAndOpensEverythingElse) {
   for (const bool contain : {true, false}) {
     SCOPED_TRACE(contain ? "containing guard" : "skipping only (the root /)");
-    HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = contain, .skip_cache_descriptions = true});
+    HwlocGuard guard(*root_,
+                     HwlocGuard::Mode{.contain = contain, .skip_unused_descriptions = true});
     EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12/cache/index0/shared_cpu_map"),
               ENOENT);
     EXPECT_EQ(open_errno(root_fd_, "sys/bus/cpu/devices/cpu12/cache/index0/shared_cpu_map"),
@@ -76,14 +80,17 @@ TEST_F(HwlocGuardTest, SkipsCacheDescriptionsAndOpensEverythingElse) {
     struct stat st {};
     EXPECT_NE(::fstatat(root_fd_, "sys/devices/system/cpu/cpu12/cache", &st, 0), 0);
     EXPECT_EQ(::faccessat(root_fd_, "sys/devices/system/cpu/cpu12/cache", R_OK, 0), -1);
-    EXPECT_EQ(guard.skipped_calls(), 5U);
-    // Not cache descriptions: read as hwloc asks.
+    EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12/topology/cluster_cpus"), ENOENT);
+    EXPECT_EQ(open_errno(root_fd_, "sys/bus/cpu/devices/cpu12/topology/cluster_id"), ENOENT);
+    EXPECT_EQ(guard.skipped_calls(), 7U);
+    // Not cache or cluster descriptions: read as hwloc asks.
     EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12/topology/core_id"), 0);
     EXPECT_EQ(open_errno(root_fd_, "sys/bus/cpu/devices/cpu12/topology/core_id"), 0);
     EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpufreq/boost"), 0);
     EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12cache/x"), 0);
     EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu/cache/x"), 0);
-    EXPECT_EQ(guard.skipped_calls(), 5U);
+    EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12/topology/die_cpus"), 0);
+    EXPECT_EQ(guard.skipped_calls(), 7U);
     EXPECT_EQ(guard.guarded_calls() > 0, contain);
   }
 }
@@ -95,12 +102,12 @@ TEST_F(HwlocGuardTest, SkipsAbsoluteCachePathsOnlyWhenContainingNothing) {
       (dir_.path() / "sys/devices/system/cpu/cpu12/cache/index0/shared_cpu_map").string();
   const std::string core = (dir_.path() / "sys/devices/system/cpu/cpu12/topology/core_id").string();
   {
-    HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = false, .skip_cache_descriptions = true});
+    HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = false, .skip_unused_descriptions = true});
     EXPECT_EQ(open_errno(-1, cache.c_str()), ENOENT);
     EXPECT_EQ(open_errno(-1, core.c_str()), 0);
     EXPECT_EQ(guard.skipped_calls(), 1U);
   }
-  HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .skip_cache_descriptions = true});
+  HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .skip_unused_descriptions = true});
   EXPECT_EQ(open_errno(-1, cache.c_str()), 0);
   EXPECT_EQ(guard.skipped_calls(), 0U);
 }
@@ -117,7 +124,7 @@ TEST_F(HwlocGuardTest, OtherDescriptorsAreNotSkipped) {
   const int cpu_fd =
       ::open((dir_.path() / "sys/devices/system").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   ASSERT_GE(cpu_fd, 0);
-  HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .skip_cache_descriptions = true});
+  HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .skip_unused_descriptions = true});
   EXPECT_EQ(open_errno(cpu_fd, "cpu/cpu12/cache/index0/shared_cpu_map"), 0);
   // The root identified once, then by its number: the other descriptor still is not it.
   EXPECT_EQ(open_errno(root_fd_, "sys/devices/system/cpu/cpu12/cache/index0/shared_cpu_map"),
