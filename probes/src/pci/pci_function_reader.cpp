@@ -289,15 +289,20 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
   // Which node it names is checked against the platform later (resolve_numa).
   out.numa_attr = parsed_attr<std::optional<std::uint32_t>>(dir, "numa_node", parse_numa_node);
   out.numa_warning_at = out.warnings.size();
-  f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_totalvfs", parse_uint));
-  if (f.sriov_total_vfs) {
-    f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_numvfs", parse_uint));
-  }
   if (auto physfn = dir.read_link("physfn")) {
     const std::string& target = physfn.value();
     if (auto pf = parse_pci_address(target.substr(target.rfind('/') + 1))) {
       f.is_virtual_function = true;
       f.physical_function = *pf;
+    }
+  }
+  // Only a physical function can have virtual functions of its own: the kernel creates the
+  // sriov_* attributes for functions with an SR-IOV capability, which a VF never has. Not
+  // asked of a VF, it saves a failed open per VF (512 on synthetic-64).
+  if (!f.is_virtual_function) {
+    f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_totalvfs", parse_uint));
+    if (f.sriov_total_vfs) {
+      f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_numvfs", parse_uint));
     }
   }
   out.bridge = is_bridge(config, f.class_code);

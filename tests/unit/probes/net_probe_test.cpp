@@ -199,6 +199,9 @@ TEST(NetProbe, SriovVirtualFunctionsAreFunctionsAndNoteTheirPhysicalFunction) {
     host.link(pf + "/virtfn" + std::to_string(vfs.size()), vf);
     vfs.push_back(vf);
   }
+  // The kernel gives no VF sriov_* attributes (a VF has no SR-IOV capability), so they are not
+  // read for one: planted in a capture, they do not make a VF look like a physical function.
+  host.write(vfs[0] + "/sriov_totalvfs", "4\n");
   host.add_net("ens1f0np0", pf, up_ether("00:00:00:00:00:10", "100000"));
   host.add_net("ens1f0v0", vfs[0], up_ether("00:00:00:00:00:11", "100000"));
   host.add_net("ens1f0v1", vfs[1], up_ether("00:00:00:00:00:12", "100000"));
