@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -257,6 +258,17 @@ void HwlocGuard::CpuinfoShortener::feed(std::string_view text, std::string& out)
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
     const std::size_t len = nl == std::string_view::npos ? text.size() : nl;
+    if (nl != std::string_view::npos && column_ == 0) {
+      // A whole line in this piece (nearly all of them): decided on where it lies, not copied.
+      const std::string_view line = text.substr(0, std::min(len, kCpuinfoLineChars));
+      if (first_line_ || hwloc_reads(line)) {
+        out.append(line);
+        out.push_back('\n');
+      }
+      first_line_ = false;
+      text.remove_prefix(nl + 1);
+      continue;
+    }
     const std::size_t room = kCpuinfoLineChars - std::min(column_, kCpuinfoLineChars);
     line_.append(text.substr(0, std::min(len, room)));
     column_ += len;
@@ -295,41 +307,44 @@ bool HwlocGuard::CpuinfoShortener::hwloc_reads(std::string_view line) {
   // family, stepping); IA-64 (vendor, family); ARM (Processor, CPU implementer/architecture/
   // variant/part/revision, Hardware, Revision, Serial); POWER (cpu, platform, Board ID, Board,
   // Machine, Hardware rev, SVR, PVR); the generic one (chip type, cpu model).
-  static constexpr std::string_view kKeys[] = {"processor",
-                                               "vendor_id",
-                                               "model name",
-                                               "model",
-                                               "cpu family",
-                                               "stepping",
-                                               "vendor",
-                                               "family",
-                                               "cpu implementer",
-                                               "cpu architecture",
-                                               "cpu variant",
-                                               "cpu part",
-                                               "cpu revision",
-                                               "hardware",
-                                               "revision",
-                                               "serial",
-                                               "cpu",
-                                               "platform",
-                                               "board id",
-                                               "board",
-                                               "machine",
-                                               "hardware rev",
-                                               "svr",
-                                               "pvr",
-                                               "chip type",
-                                               "cpu model"};
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  for (const std::string_view wanted : kKeys) {
-    if (wanted.size() != key.size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < key.size() && same; ++i)
-      same = lower(key[i]) == wanted[i];
-    if (same) return true;
+  // Grouped by length, so that a line is compared with at most six keys of its own length.
+  auto is_any = [key](std::initializer_list<std::string_view> keys) {
+    for (const std::string_view wanted : keys) {
+      bool same = true;
+      for (std::size_t i = 0; i < wanted.size() && same; ++i) {
+        const char c = key[i];
+        same = (c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) == wanted[i];
+      }
+      if (same) return true;
+    }
+    return false;
+  };
+  switch (key.size()) {
+    case 3:
+      return is_any({"cpu", "svr", "pvr"});
+    case 5:
+      return is_any({"model", "board"});
+    case 6:
+      return is_any({"vendor", "family", "serial"});
+    case 7:
+      return is_any({"machine"});
+    case 8:
+      return is_any({"stepping", "cpu part", "hardware", "revision", "platform", "board id"});
+    case 9:
+      return is_any({"processor", "vendor_id", "chip type", "cpu model"});
+    case 10:
+      return is_any({"model name", "cpu family"});
+    case 11:
+      return is_any({"cpu variant"});
+    case 12:
+      return is_any({"cpu revision", "hardware rev"});
+    case 15:
+      return is_any({"cpu implementer"});
+    case 16:
+      return is_any({"cpu architecture"});
+    default:
+      return false;
   }
-  return false;
 }
 
 HwlocGuard::HwlocGuard(const SysRoot& root, Mode mode) : root_(root), mode_(mode) {
