@@ -48,19 +48,27 @@ Str sub(Str s, std::size_t from, std::size_t count) {
   return {s.data + from, count};
 }
 
+constexpr Str operator""_s(const char* text, std::size_t size) {
+  return {text, size};
+}
+
 // The members of each object the parser knows, by position (a bit each in a `seen` mask).
-constexpr const char* kRootKeys[] = {"driver_version", "cuda_driver_version", "fail", "devices"};
-constexpr const char* kDeviceKeys[] = {
-    "index",  "pci_bus_id",         "pci_device_id", "pci_subsystem_id", "uuid",   "name",
-    "serial", "memory_total_bytes", "architecture",  "numa_node",        "fabric", "nvlinks",
-    "fail"};
-constexpr const char* kLinkKeys[] = {"link", "active", "remote_pci_bus_id", "remote_type"};
-constexpr const char* kFabricKeys[] = {"cluster_uuid", "clique_id", "state", "status"};
+constexpr Str kRootKeys[] = {"driver_version"_s, "cuda_driver_version"_s, "fail"_s, "devices"_s};
+constexpr Str kDeviceKeys[] = {
+    "index"_s,        "pci_bus_id"_s, "pci_device_id"_s, "pci_subsystem_id"_s,
+    "uuid"_s,         "name"_s,       "serial"_s,        "memory_total_bytes"_s,
+    "architecture"_s, "numa_node"_s,  "fabric"_s,        "nvlinks"_s,
+    "fail"_s};
+constexpr Str kLinkKeys[] = {"link"_s, "active"_s, "remote_pci_bus_id"_s, "remote_type"_s};
+constexpr Str kFabricKeys[] = {"cluster_uuid"_s, "clique_id"_s, "state"_s, "status"_s};
 
 template <std::size_t N>
-int key_index(Str key, const char* const (&keys)[N]) {
+int key_index(Str key, const Str (&keys)[N]) {
   for (std::size_t i = 0; i < N; ++i) {
-    if (key == str(keys[i])) return static_cast<int>(i);
+    if (key.size == keys[i].size && key.data[0] == keys[i].data[0] &&
+        std::memcmp(key.data, keys[i].data, key.size) == 0) {
+      return static_cast<int>(i);
+    }
   }
   return -1;
 }
@@ -140,7 +148,7 @@ class Parser {
     invalid().append("out of memory");
     return false;
   }
-  bool missing(const char* key) {
+  bool missing(Str key) {
     Text& m = invalid();
     m.append("missing \"");
     m.append(key);
@@ -240,11 +248,11 @@ class Parser {
   // The member `key` of a known object: the first one of its name counts, a later one is only
   // checked for syntax (as are the members no field is read from).
   template <std::size_t N, class Read>
-  bool known_member(Str key, const char* const (&keys)[N], unsigned& seen, Read&& read) {
+  bool known_member(Str key, const Str (&keys)[N], unsigned& seen, Read&& read) {
     const int k = key_index(key, keys);
     if (k < 0 || (seen & bit(k)) != 0) return r_.skip();
     seen |= bit(k);
-    const Within at(*this, str(keys[k]));
+    const Within at(*this, keys[k]);
     return read(k);
   }
 
@@ -411,7 +419,9 @@ bool Parser::fabric(Fabric& out) {
 // may come after them, their values are read at the end of the object, from where they start.
 bool Parser::link(NvLink& out) {
   unsigned seen = 0;
-  std::size_t remote_at[2] = {};  // offsets of remote_pci_bus_id, remote_type
+  // Where the values of remote_pci_bus_id and remote_type start, or kReadAlready.
+  constexpr std::size_t kReadAlready = ~std::size_t{0};
+  std::size_t remote_at[2] = {};
   const bool read = members([&](Str key) {
     return known_member(key, kLinkKeys, seen, [&](int k) {
       switch (k) {
@@ -420,19 +430,26 @@ bool Parser::link(NvLink& out) {
         case 1:
           return boolean(out.active);
         default:
+          // The usual order (topo mock build's): `active` known already.
+          if ((seen & bit(1)) != 0) {
+            if (!out.active) return r_.skip();
+            remote_at[k - 2] = kReadAlready;
+            return k == 2 ? bus_id(out.remote) : remote_type(out.remote_type);
+          }
           remote_at[k - 2] = r_.offset();
           return r_.skip();
       }
     });
   });
   if (!read) return false;
-  if ((seen & bit(0)) == 0) return missing("link");
-  if ((seen & bit(1)) == 0) return missing("active");
+  if ((seen & bit(0)) == 0) return missing(kLinkKeys[0]);
+  if ((seen & bit(1)) == 0) return missing(kLinkKeys[1]);
   if (!out.active) return true;
   const std::size_t resume = r_.offset();
   for (int k = 2; k < 4; ++k) {
     if ((seen & bit(k)) == 0) return missing(kLinkKeys[k]);
-    const Within at(*this, str(kLinkKeys[k]));
+    if (remote_at[k - 2] == kReadAlready) continue;
+    const Within at(*this, kLinkKeys[k]);
     r_.seek(remote_at[k - 2]);
     if (!(k == 2 ? bus_id(out.remote) : remote_type(out.remote_type))) return false;
   }
@@ -519,8 +536,8 @@ bool Parser::device(Device& d) {
     });
   });
   if (!read) return false;
-  if ((seen & bit(0)) == 0) return missing("index");
-  if ((seen & bit(1)) == 0) return missing("pci_bus_id");
+  if ((seen & bit(0)) == 0) return missing(kDeviceKeys[0]);
+  if ((seen & bit(1)) == 0) return missing(kDeviceKeys[1]);
   return true;
 }
 

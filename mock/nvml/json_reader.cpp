@@ -38,6 +38,32 @@ std::size_t utf8_length(const char* p, const char* end) {
   return 0;
 }
 
+// The first byte from p on that is not printable ASCII other than '"' and '\\' (or end): the
+// bytes a string's fast path copies as they are. Eight at a time: a byte is flagged when below
+// 0x20, equal to '"' or '\\', or 0x80 and above; the lowest flag is exact (the borrow of the
+// subtractions only runs upwards), which is the one taken.
+const char* plain_ascii(const char* p, const char* end) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  while (end - p >= 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t quote = w ^ (kOnes * '"');
+    const std::uint64_t backslash = w ^ (kOnes * '\\');
+    const std::uint64_t special = ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) |
+                                  ((backslash - kOnes) & ~backslash) | w;
+    const std::uint64_t mask = special & kHigh;
+    if (mask != 0) return p + (__builtin_ctzll(mask) >> 3);
+    p += 8;
+  }
+  while (p < end) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+    ++p;
+  }
+  return p;
+}
+
 void append_utf8(Text& out, std::uint32_t cp) {
   char bytes[4];
   std::size_t n = 0;
@@ -221,12 +247,7 @@ bool JsonReader::read_string(Str& out) {
   const char* open = p_++;
   const char* start = p_;
   for (;;) {
-    // The common case first: printable ASCII.
-    while (p_ < end_) {
-      const auto c = static_cast<unsigned char>(*p_);
-      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-      ++p_;
-    }
+    p_ = plain_ascii(p_, end_);
     if (p_ == end_) return fail_at(open, "a string that is never closed");
     const auto c = static_cast<unsigned char>(*p_);
     if (c == '"') {
