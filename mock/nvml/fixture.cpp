@@ -95,6 +95,7 @@ class Parser {
     devices_.free();
     links_.free();
     fails_.free();
+    message_.free();
   }
   Parser(const Parser&) = delete;
   Parser& operator=(const Parser&) = delete;
