@@ -129,7 +129,8 @@ class Parser {
   }
 
   // Starts the message of an error about the value being read: its path and ": "; the caller
-  // appends what is wrong. Returns false, for `return invalid() ...`-style use via fail_with.
+  // appends what is wrong to the text returned, then returns false. The first error ends the
+  // parse, so there is only ever one message.
   Text& invalid() {
     message_.clear();
     for (int i = 0; i < depth_ && i < kMaxPath; ++i) {
