@@ -8,7 +8,6 @@ pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive>=3.6)  # topo c
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
-find_package(simdjson 3.0 REQUIRED)  # the mock NVML library's fixture parser only
 find_package(CLI11 2.1 REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)

@@ -19,8 +19,6 @@ packages=(
   # kube/: the Kubernetes API client (libcurl multi with OpenSSL); the tests' fake API server
   # gets its CA and certificates from openssl
   libcurl4-openssl-dev openssl
-  # the mock NVML library parses its fixture with simdjson (docs/mock-nvml.md)
-  libsimdjson-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev dbus
   # the agent's tests: promtool and a real Prometheus server scraping it, curl for its API

@@ -1,14 +1,14 @@
 // The mock NVML library's view of its JSON fixture (format: docs/mock-nvml.md).
+//
+// Plain structs in one arena, no C++ runtime behind them (memory.hpp says why); the handle NVML
+// gives out for device i is the address of devices.data[i].
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
+
+#include "memory.hpp"
 
 namespace nodetopo::mock_nvml {
 
@@ -29,6 +29,7 @@ struct Fabric {
 };
 
 struct NvLink {
+  std::uint32_t number = 0;  // the link index
   bool active = false;
   std::optional<BusId> remote;     // active links only
   std::optional<int> remote_type;  // nvmlIntNvLinkDeviceType_t value
@@ -39,38 +40,54 @@ struct NvLink {
   std::uint32_t remote_pci_subsystem_id = 0;
 };
 
-/// NVML function name -> nvmlReturn_t; looked up with the C string of the call, no copy.
-using FailMap = std::map<std::string, int, std::less<>>;
+struct FailEntry {
+  Str function;  // an NVML function name
+  int code = 0;  // the nvmlReturn_t it answers
+};
+
+/// NVML function name -> nvmlReturn_t (fault injection): sorted by name, each name once.
+struct FailMap {
+  Array<FailEntry> entries;
+  /// The code injected for `function` (a C string), or nullptr.
+  const int* find(const char* function) const;
+};
 
 struct Device {
   std::uint32_t index = 0;
   BusId bus_id;
   std::uint32_t pci_device_id = 0;
   std::uint32_t pci_subsystem_id = 0;
-  std::optional<std::string> uuid;
-  std::optional<std::string> name;
-  std::optional<std::string> serial;
+  std::optional<Str> uuid;
+  std::optional<Str> name;
+  std::optional<Str> serial;
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<std::uint32_t> architecture;
   std::optional<std::uint32_t> numa_node;
   std::optional<Fabric> fabric;
-  std::map<std::uint32_t, NvLink> nvlinks;  // by link index
+  Array<NvLink> nvlinks;  // sorted by number, each number once
   FailMap fail;
+
+  /// The link of index `number`, or nullptr when this GPU has none.
+  const NvLink* find_link(std::uint32_t number) const;
 };
 
 struct Fixture {
-  std::optional<std::string> driver_version;
+  std::optional<Str> driver_version;
   std::optional<int> cuda_driver_version;
   FailMap fail;
-  std::vector<Device> devices;  // position == index
+  Array<Device> devices;  // position == index
+  Arena arena;            // holds every string and array above
 };
 
-/// Parses (with simdjson) and validates a fixture. Returns nullopt and sets `error` on any
-/// problem, so that the library can behave like a host without a driver. `error` names the field
-/// ("devices[3].pci_bus_id: ..."), or is simdjson's message for text that is not JSON.
-std::optional<Fixture> parse_fixture(std::string_view text, std::string& error);
+/// Parses and validates a fixture. Returns a fixture to release with free_fixture(), or nullptr
+/// with `error` set (so that the library can behave like a host without a driver): the field and
+/// what is wrong with it ("devices[3].pci_bus_id: ..."), or "not valid JSON: line L, column C:
+/// ..." for text that is not JSON. A syntax error anywhere is reported before any field's.
+Fixture* parse_fixture(const char* text, std::size_t size, Text& error);
+
+void free_fixture(Fixture* fixture);
 
 /// Parses "dddd:bb:dd.f" (case-insensitive, 4-8 digit domain).
-std::optional<BusId> parse_bus_id(std::string_view text);
+std::optional<BusId> parse_bus_id(Str text);
 
 }  // namespace nodetopo::mock_nvml

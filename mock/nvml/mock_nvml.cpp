@@ -5,94 +5,104 @@
 // It behaves like the vendor library where the probe could tell the difference: calls before
 // nvmlInit_v2 answer UNINITIALIZED, init/shutdown are reference-counted, strings that do not fit
 // answer INSUFFICIENT_SIZE, link indexes a GPU lacks answer INVALID_ARGUMENT, busId strings have
-// NVML's upper-case 8-digit-domain form. Only the symbols of exports.map are visible; no C++
-// exception ever crosses the C boundary.
+// NVML's upper-case 8-digit-domain form. Only the NVML symbols are visible (the linker version
+// script of CMakeLists.txt). Like the vendor library it needs only libc: it is C++ compiled
+// without exceptions and linked without the C++ runtime (docs/mock-nvml.md, "Linking").
 //
-// Every call is O(1) in the size of the fixture (handles are checked by address, remote PCI ids
-// resolved when the fixture is loaded), so that a probe of a 64-GPU mock spends its time in the
-// probe, not here.
-#include <algorithm>
+// Every call is O(1) or O(log n) in the size of the fixture (handles are checked by address,
+// links and injected faults found by binary search, remote PCI ids resolved when the fixture is
+// loaded), so that a probe of a 64-GPU mock spends its time in the probe, not here.
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <string>
 #include <type_traits>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <nodetopo/nvml_abi.hpp>
 
 #include "fixture.hpp"
+#include "memory.hpp"
 
 using namespace nodetopo::nvml_abi;
 using nodetopo::mock_nvml::BusId;
 using nodetopo::mock_nvml::Device;
 using nodetopo::mock_nvml::Fixture;
+using nodetopo::mock_nvml::Str;
+using nodetopo::mock_nvml::Text;
 
 namespace {
 
+// No C++ runtime (docs/mock-nvml.md, "Linking"): a pthread mutex, not std::mutex (whose lock()
+// reports errors through libstdc++), and a State that is constant-initialised, so that no
+// constructor, guard or destructor runs at load, at first use or at exit.
 struct State {
-  std::mutex mutex;
+  pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   int refcount = 0;
-  std::unique_ptr<Fixture> fixture;
+  Fixture* fixture = nullptr;
   // Why the last nvmlInit_v2 failed, and the code it returned: nvmlErrorString(code) answers
   // this text, so that the reason (the fixture's path, errno, the refused file type or size, the
   // field) reaches the probe's message through the call the real library's errors go through.
   nvmlReturn_t init_error = NVML_SUCCESS;
-  std::string init_error_text;
+  Text init_error_text;
 };
 
-State& state() {
-  static State s;
-  return s;
-}
+constinit State g_state;
+
+class Lock {
+ public:
+  Lock() { pthread_mutex_lock(&g_state.mutex); }
+  ~Lock() { pthread_mutex_unlock(&g_state.mutex); }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+};
 
 // NODETOPO_MOCK_NVML_DEBUG=1 prints why a fixture was refused; by default the mock is silent,
 // like a host whose driver is missing.
-void debug(const std::string& message) {
+void debug(const char* message) {
   const char* flag = std::getenv("NODETOPO_MOCK_NVML_DEBUG");
   if (flag != nullptr && *flag != '\0' && std::strcmp(flag, "0") != 0) {
-    std::fprintf(stderr, "mock nvml: %s\n", message.c_str());
+    std::fprintf(stderr, "mock nvml: %s\n", message);
   }
 }
 
-// The largest fixture read: a DGX fixture is some 40 KiB.
+// The largest fixture read: a DGX fixture is some 15 KiB.
 constexpr std::size_t kMaxFixtureBytes = std::size_t{16} << 20;
 
 // Why a fixture could not be used: the nvmlReturn_t nvmlInit_v2 answers and the reason.
 struct Refusal {
   nvmlReturn_t code = NVML_ERROR_UNKNOWN;
-  std::string reason;
+  Text reason;
 };
 
 // The whole file in one buffer (one allocation, read() straight into it). Only a regular file of
 // bounded size: a FIFO would block every NVML call, a /dev/zero-like node grow without bound.
 // A file that cannot be opened for want of permission answers NO_PERMISSION, as the vendor
 // library does for /dev/nvidia*; any other unreadable fixture DRIVER_NOT_LOADED (the fixture is
-// the mock's driver).
-std::optional<std::string> read_file(const char* path, Refusal& why) {
+// the mock's driver). False with `why` set, or true with the text in `out`.
+bool read_file(const char* path, Text& out, Refusal& why) {
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     const int err = errno;
     why.code =
         (err == EACCES || err == EPERM) ? NVML_ERROR_NO_PERMISSION : NVML_ERROR_DRIVER_NOT_LOADED;
-    why.reason = std::string("cannot open it: ") + std::strerror(err);
-    return std::nullopt;
+    why.reason.append("cannot open it: ");
+    why.reason.append(std::strerror(err));
+    return false;
   }
   why.code = NVML_ERROR_DRIVER_NOT_LOADED;
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    why.reason = std::string("cannot stat it: ") + std::strerror(errno);
+    why.reason.append("cannot stat it: ");
+    why.reason.append(std::strerror(errno));
     ::close(fd);
-    return std::nullopt;
+    return false;
   }
   if (!S_ISREG(st.st_mode)) {
     const char* type = S_ISFIFO(st.st_mode)   ? "a FIFO"
@@ -101,67 +111,82 @@ std::optional<std::string> read_file(const char* path, Refusal& why) {
                        : S_ISSOCK(st.st_mode) ? "a socket"
                        : S_ISDIR(st.st_mode)  ? "a directory"
                                               : "not a regular file";
-    why.reason = std::string("not read: ") + type + ", not a regular file";
+    why.reason.append("not read: ");
+    why.reason.append(type);
+    why.reason.append(", not a regular file");
     ::close(fd);
-    return std::nullopt;
+    return false;
   }
   if (static_cast<std::uint64_t>(st.st_size) > kMaxFixtureBytes) {
-    why.reason = "not read: " + std::to_string(st.st_size) + " bytes, larger than 16 MiB";
+    why.reason.append("not read: ");
+    why.reason.append_signed(st.st_size);
+    why.reason.append(" bytes, larger than 16 MiB");
     ::close(fd);
-    return std::nullopt;
+    return false;
   }
-  std::string text(static_cast<std::size_t>(st.st_size) + 1, '\0');
-  std::size_t size = 0;
-  while (size <= kMaxFixtureBytes) {
-    if (size == text.size()) text.resize(std::min(text.size() * 2, kMaxFixtureBytes + 1));
-    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+  // One byte more than the size, so that a file that grew is noticed by the first read().
+  if (!out.reserve(static_cast<std::size_t>(st.st_size) + 1)) {
+    why.reason.append("not read: out of memory");
+    ::close(fd);
+    return false;
+  }
+  while (out.size <= kMaxFixtureBytes) {
+    if (out.size + 1 >= out.capacity && !out.reserve(out.capacity)) {
+      why.reason.append("not read: out of memory");
+      ::close(fd);
+      return false;
+    }
+    const ssize_t n = ::read(fd, out.data + out.size, out.capacity - 1 - out.size);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      why.reason = std::string("cannot read it: ") + std::strerror(errno);
+      why.reason.append("cannot read it: ");
+      why.reason.append(std::strerror(errno));
       ::close(fd);
-      return std::nullopt;
+      return false;
     }
     if (n == 0) break;
-    size += static_cast<std::size_t>(n);
+    out.size += static_cast<std::size_t>(n);
   }
   ::close(fd);
-  if (size > kMaxFixtureBytes) {
-    why.reason = "not read: grew beyond 16 MiB while being read";
-    return std::nullopt;
+  if (out.size > kMaxFixtureBytes) {
+    why.reason.append("not read: grew beyond 16 MiB while being read");
+    return false;
   }
-  text.resize(size);
-  return text;
+  out.data[out.size] = '\0';
+  return true;
 }
 
 // The fixture, or nullptr with `why` set ("mock NVML fixture PATH: REASON").
-std::unique_ptr<Fixture> load_fixture(Refusal& why) {
+Fixture* load_fixture(Refusal& why) {
   const char* path = std::getenv("NODETOPO_MOCK_NVML_FIXTURE");
   if (path == nullptr || *path == '\0') {
     // Like a host without a driver: nothing to point at.
-    why = {NVML_ERROR_LIBRARY_NOT_FOUND,
-           "mock NVML: NODETOPO_MOCK_NVML_FIXTURE is not set, no fixture to answer from"};
+    why.code = NVML_ERROR_LIBRARY_NOT_FOUND;
+    why.reason.append(
+        "mock NVML: NODETOPO_MOCK_NVML_FIXTURE is not set, no fixture to answer from");
     return nullptr;
   }
-  const std::string where = std::string("mock NVML fixture ") + path + ": ";
-  const std::optional<std::string> text = read_file(path, why);
-  if (!text) {
-    why.reason = where + why.reason;
+  why.reason.append("mock NVML fixture ");
+  why.reason.append(path);
+  why.reason.append(": ");
+  Text text;
+  if (!read_file(path, text, why)) {
+    text.free();
     return nullptr;
   }
-  std::string error;
-  auto fixture = nodetopo::mock_nvml::parse_fixture(*text, error);
-  if (!fixture) {
-    why = {NVML_ERROR_UNKNOWN, where + error};
-    return nullptr;
+  Text error;
+  Fixture* fixture = nodetopo::mock_nvml::parse_fixture(text.data, text.size, error);
+  text.free();
+  if (fixture == nullptr) {
+    why.code = NVML_ERROR_UNKNOWN;
+    why.reason.append(error.view());
   }
-  return std::make_unique<Fixture>(std::move(*fixture));
+  error.free();
+  return fixture;
 }
 
 std::optional<nvmlReturn_t> injected(const nodetopo::mock_nvml::FailMap& fail, const char* fn) {
-  if (fail.empty()) return std::nullopt;
-  if (auto it = fail.find(std::string_view(fn)); it != fail.end()) {
-    return static_cast<nvmlReturn_t>(it->second);
-  }
+  if (const int* code = fail.find(fn)) return static_cast<nvmlReturn_t>(*code);
   return std::nullopt;
 }
 
@@ -205,25 +230,20 @@ const char* code_text(nvmlReturn_t result) noexcept {
 // the address of its Device in the fixture's vector.
 const Device* device_of(const Fixture& f, nvmlDevice_t handle) {
   const auto address = reinterpret_cast<std::uintptr_t>(handle);
-  const auto base = reinterpret_cast<std::uintptr_t>(f.devices.data());
+  const auto base = reinterpret_cast<std::uintptr_t>(f.devices.data);
   if (address < base) return nullptr;
   const std::uintptr_t offset = address - base;
-  if (offset % sizeof(Device) != 0 || offset / sizeof(Device) >= f.devices.size()) return nullptr;
-  return &f.devices[offset / sizeof(Device)];
+  if (offset % sizeof(Device) != 0 || offset / sizeof(Device) >= f.devices.size) return nullptr;
+  return &f.devices.data[offset / sizeof(Device)];
 }
 
 // Runs `body` under the lock for an initialised library, after the top-level fault injection.
 template <class Body>
 nvmlReturn_t with_fixture(const char* fn, Body&& body) noexcept {
-  try {
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    if (s.refcount == 0 || !s.fixture) return NVML_ERROR_UNINITIALIZED;
-    if (auto code = injected(s.fixture->fail, fn)) return *code;
-    return body(*s.fixture);
-  } catch (...) {
-    return NVML_ERROR_UNKNOWN;
-  }
+  const Lock lock;
+  if (g_state.refcount == 0 || g_state.fixture == nullptr) return NVML_ERROR_UNINITIALIZED;
+  if (auto code = injected(g_state.fixture->fail, fn)) return *code;
+  return body(*g_state.fixture);
 }
 
 // As with_fixture, for a call on one device handle (validated, then the device's own faults).
@@ -237,11 +257,11 @@ nvmlReturn_t with_device(const char* fn, nvmlDevice_t handle, Body&& body) noexc
   });
 }
 
-nvmlReturn_t copy_string(const std::optional<std::string>& value, char* out, unsigned int length) {
+nvmlReturn_t copy_string(const std::optional<Str>& value, char* out, unsigned int length) {
   if (!value) return NVML_ERROR_NOT_SUPPORTED;
   if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (length < value->size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
-  std::memcpy(out, value->c_str(), value->size() + 1);
+  if (length < value->size + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, value->data, value->size + 1);  // the parser's strings are NUL-terminated
   return NVML_SUCCESS;
 }
 
@@ -280,8 +300,7 @@ void fill_pci(const BusId& id, std::uint32_t device_id, std::uint32_t subsystem_
 
 // The fixture's link entry, or nullptr for a link index this GPU does not have.
 const nodetopo::mock_nvml::NvLink* find_link(const Device& d, unsigned int link) {
-  auto it = d.nvlinks.find(link);
-  return it == d.nvlinks.end() ? nullptr : &it->second;
+  return d.find_link(link);
 }
 
 template <class Versioned>
@@ -300,55 +319,57 @@ void fill_fabric(const nodetopo::mock_nvml::Fabric& f, Versioned* out) {
 // ------------------------------------------------------------------------------
 
 NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlInit_v2() noexcept {
-  try {
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    if (s.refcount > 0) {
-      if (auto code = injected(s.fixture->fail, "nvmlInit_v2")) return *code;
-      ++s.refcount;
-      return NVML_SUCCESS;
-    }
-    Refusal why;
-    auto fixture = load_fixture(why);
-    if (!fixture) {
-      debug(why.reason);
-      s.init_error = why.code;
-      s.init_error_text = std::string(code_text(why.code)) + ": " + why.reason;
-      return why.code;
-    }
-    s.init_error = NVML_SUCCESS;
-    s.init_error_text.clear();
-    if (auto code = injected(fixture->fail, "nvmlInit_v2")) return *code;
-    s.fixture = std::move(fixture);
-    s.refcount = 1;
+  const Lock lock;
+  State& s = g_state;
+  if (s.refcount > 0) {
+    if (auto code = injected(s.fixture->fail, "nvmlInit_v2")) return *code;
+    ++s.refcount;
     return NVML_SUCCESS;
-  } catch (...) {
-    return NVML_ERROR_UNKNOWN;
   }
+  Refusal why;
+  Fixture* fixture = load_fixture(why);
+  if (fixture == nullptr) {
+    debug(why.reason.c_str());
+    s.init_error = why.code;
+    s.init_error_text.clear();
+    s.init_error_text.append(code_text(why.code));
+    s.init_error_text.append(": ");
+    s.init_error_text.append(why.reason.view());
+    why.reason.free();
+    return why.code;
+  }
+  why.reason.free();
+  s.init_error = NVML_SUCCESS;
+  s.init_error_text.clear();
+  if (auto code = injected(fixture->fail, "nvmlInit_v2")) {
+    nodetopo::mock_nvml::free_fixture(fixture);
+    return *code;
+  }
+  s.fixture = fixture;
+  s.refcount = 1;
+  return NVML_SUCCESS;
 }
 
 NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlShutdown() noexcept {
-  try {
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    if (s.refcount == 0) return NVML_ERROR_UNINITIALIZED;
-    // An injected failure is answered, but the reference is still released so that the next
-    // nvmlInit_v2 of the same process reads the fixture afresh.
-    const auto code = injected(s.fixture->fail, "nvmlShutdown");
-    if (--s.refcount == 0) s.fixture.reset();
-    return code.value_or(NVML_SUCCESS);
-  } catch (...) {
-    return NVML_ERROR_UNKNOWN;
+  const Lock lock;
+  State& s = g_state;
+  if (s.refcount == 0) return NVML_ERROR_UNINITIALIZED;
+  // An injected failure is answered, but the reference is still released so that the next
+  // nvmlInit_v2 of the same process reads the fixture afresh.
+  const auto code = injected(s.fixture->fail, "nvmlShutdown");
+  if (--s.refcount == 0) {
+    nodetopo::mock_nvml::free_fixture(s.fixture);
+    s.fixture = nullptr;
   }
+  return code.value_or(NVML_SUCCESS);
 }
 
 NODETOPO_MOCK_EXPORT const char* nvmlErrorString(nvmlReturn_t result) noexcept {
   // The code the last nvmlInit_v2 failed with reads as its reason: the probe calls this right
   // after the failed init. The text lives until the next init fails.
-  State& s = state();
-  const std::lock_guard lock(s.mutex);
-  if (result != NVML_SUCCESS && result == s.init_error && !s.init_error_text.empty()) {
-    return s.init_error_text.c_str();
+  const Lock lock;
+  if (result != NVML_SUCCESS && result == g_state.init_error && g_state.init_error_text.size != 0) {
+    return g_state.init_error_text.c_str();
   }
   return code_text(result);
 }
@@ -377,7 +398,7 @@ NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version
 NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) noexcept {
   return with_fixture("nvmlDeviceGetCount_v2", [&](Fixture& f) {
     if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *count = static_cast<unsigned int>(f.devices.size());
+    *count = f.devices.size;
     return NVML_SUCCESS;
   });
 }
@@ -385,11 +406,11 @@ NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) noe
 NODETOPO_MOCK_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
                                                                 nvmlDevice_t* device) noexcept {
   return with_fixture("nvmlDeviceGetHandleByIndex_v2", [&](Fixture& f) {
-    if (device == nullptr || index >= f.devices.size()) return NVML_ERROR_INVALID_ARGUMENT;
-    if (auto code = injected(f.devices[index].fail, "nvmlDeviceGetHandleByIndex_v2")) {
+    if (device == nullptr || index >= f.devices.size) return NVML_ERROR_INVALID_ARGUMENT;
+    if (auto code = injected(f.devices.data[index].fail, "nvmlDeviceGetHandleByIndex_v2")) {
       return *code;
     }
-    *device = reinterpret_cast<nvmlDevice_t>(&f.devices[index]);
+    *device = reinterpret_cast<nvmlDevice_t>(&f.devices.data[index]);
     return NVML_SUCCESS;
   });
 }

@@ -762,18 +762,37 @@ std::string refusal(const std::string& text) {
 TEST(MockNvml, MalformedFixtureMessagesNameTheField) {
   const std::string gpu = R"("index":0,"pci_bus_id":"0000:1b:00.0")";
   const std::string link = R"({"link":0,"active":true,"remote_pci_bus_id":"0000:05:00.0")";
-  // simdjson refuses text that is not JSON as a whole, with its own message and no position.
-  const std::string structure = "not valid JSON: The JSON document has an improper structure";
+  // Text that is not JSON: the mock's reader says where (line and column, in bytes) and what.
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
-      {"{ not json", {structure}},
-      {R"({"a":01})", {"not valid JSON: Problem while parsing a number"}},
-      {R"({"a":tru})",
-       {"not valid JSON: Problem while parsing an atom starting with the letter 't'"}},
-      {R"({"a":1,})", {structure}},
-      {R"({"a":1} // comment)", {structure}},
-      {"", {"not valid JSON: Empty: no JSON found"}},
+      {"{ not json",
+       {"not valid JSON: line 1, column 3: expected a member name in double quotes, or '}'"}},
+      {R"({"a":01})", {"not valid JSON: line 1, column 7: a number with a leading zero"}},
+      {R"({"a":tru})", {"not valid JSON: line 1, column 6: expected true"}},
+      {R"({"a":1,})",
+       {"not valid JSON: line 1, column 8: expected a member name in double quotes"}},
+      {R"({"a":1 "b":2})",
+       {"not valid JSON: line 1, column 8: expected ',' or '}' after an object member"}},
+      {R"({"a":[1 2]})",
+       {"not valid JSON: line 1, column 9: expected ',' or ']' after an array element"}},
+      {R"({"a":[1,]})", {"not valid JSON: line 1, column 9: expected a value"}},
+      {R"({"a" 1})", {"not valid JSON: line 1, column 6: expected ':' after a member name"}},
+      {R"({"a":1} // comment)",
+       {"not valid JSON: line 1, column 9: text after the top-level value"}},
+      {"", {"not valid JSON: line 1, column 1: the text ends where a value was expected"}},
+      {"{\n  \"a\": [", {"not valid JSON: line 2, column 9: the text ends inside an array"}},
       {"[]", {"expected an object, found an array"}},
-      {"{} x", {structure}},
+      {"{} x", {"not valid JSON: line 1, column 4: text after the top-level value"}},
+      {R"({"a":-})", {"not valid JSON: line 1, column 7: a number without digits"}},
+      {R"({"a":1.})", {"not valid JSON: line 1, column 8: a number without digits after '.'"}},
+      {R"({"a":1e+})",
+       {"not valid JSON: line 1, column 9: a number without digits in its exponent"}},
+      {R"({"a":"\x"})", {"not valid JSON: line 1, column 7: an invalid escape in a string"}},
+      {R"({"a":"\u12G4"})",
+       {"not valid JSON: line 1, column 7: \\u without 4 hex digits in a string"}},
+      {"{\"a\":\"tab\there\"}",
+       {"not valid JSON: line 1, column 10: a control character in a string"}},
+      // A syntax error anywhere wins over a field's error before it: the file is not JSON.
+      {R"({"driver_version":550,"x":nul})", {"not valid JSON: line 1, column 27: expected null"}},
       {"{\n  \"driver_version\": 550\n}", {"driver_version: expected a string, found a number"}},
       {R"({"devices":[{"index":0}]})", {"devices[0]: missing \"pci_bus_id\""}},
       {R"({"devices":[{"index":1,"pci_bus_id":"0000:1b:00.0"}]})",
@@ -789,8 +808,15 @@ TEST(MockNvml, MalformedFixtureMessagesNameTheField) {
       {R"({"devices":[{)" + gpu + R"(,"memory_total_bytes":-1}]})",
        {"devices[0].memory_total_bytes: expected an integer from 0 to 18446744073709551615, "
         "found -1"}},
+      // JSON numbers have no size limit: one beyond 64 bits is out of the field's range.
       {R"({"devices":[{)" + gpu + R"(,"memory_total_bytes":18446744073709551616}]})",
-       {"not valid JSON: Problem while parsing a number"}},
+       {"devices[0].memory_total_bytes: expected an integer from 0 to 18446744073709551615, "
+        "found 18446744073709551616"}},
+      {R"({"cuda_driver_version":-2147483649})",
+       {"cuda_driver_version: expected an integer from -2147483648 to 2147483647, "
+        "found -2147483649"}},
+      {R"({"devices":[{)" + gpu + R"(,"numa_node":1e2}]})",
+       {"devices[0].numa_node: expected an integer from 0 to 4294967295, found 1e2"}},
       {R"({"devices":[{)" + gpu + R"(,"architecture":9.5}]})",
        {"devices[0].architecture: expected an integer", "found 9.5"}},
       {R"({"devices":[{)" + gpu + R"(,"numa_node":4294967296}]})",
@@ -813,12 +839,27 @@ TEST(MockNvml, MalformedFixtureMessagesNameTheField) {
       {R"({"devices":[{)" + gpu + R"(,"fail":{"nvmlDeviceGetUUID":"x"}}]})",
        {"devices[0].fail.nvmlDeviceGetUUID: expected an integer, found a string"}},
       {R"({"devices":{}})", {"devices: expected an array, found an object"}},
-      {"{\"driver_version\":\"\xff\"}", {"not valid JSON: The input is not valid UTF-8"}},
-      {R"({"driver_version":"\ud800"})", {"not valid JSON: Problem while parsing a string"}},
-      {R"({"driver_version":"\udc00"})", {"not valid JSON: Problem while parsing a string"}},
-      {R"({"driver_version":"550)", {"not valid JSON: A string is opened, but never closed."}},
+      {R"({"devices":[{)" + gpu +
+           R"(,"nvlinks":[{"link":1,"active":false},{"link":2,)"
+           R"("active":false},{"link":1,"active":false}]}]})",
+       {"devices[0].nvlinks[2]: link 1 listed twice"}},
+      {"{\"driver_version\":\"\xff\"}",
+       {"not valid JSON: line 1, column 20: invalid UTF-8 in a string"}},
+      // Overlong form of '/', a UTF-16 surrogate in UTF-8, a code point above U+10FFFF, a
+      // sequence cut short.
+      {"{\"driver_version\":\"\xc0\xaf\"}", {"not valid JSON: line 1, column 20: invalid UTF-8"}},
+      {"{\"driver_version\":\"\xed\xa0\x80\"}", {"invalid UTF-8"}},
+      {"{\"driver_version\":\"\xf4\x90\x80\x80\"}", {"invalid UTF-8"}},
+      {"{\"driver_version\":\"\xe2\x82\"}", {"invalid UTF-8"}},
+      {R"({"driver_version":"\ud800"})",
+       {"not valid JSON: line 1, column 20: an unpaired UTF-16 surrogate (\\uD800-\\uDBFF)"}},
+      {R"({"driver_version":"\ud800\u0041"})", {"an unpaired UTF-16 surrogate"}},
+      {R"({"driver_version":"\udc00"})",
+       {"not valid JSON: line 1, column 20: an unpaired UTF-16 surrogate (\\uDC00-\\uDFFF)"}},
+      {R"({"driver_version":"550)",
+       {"not valid JSON: line 1, column 19: a string that is never closed"}},
       {R"({"x":)" + std::string(2000, '[') + std::string(2000, ']') + "}",
-       {"not valid JSON: The JSON document was too deep"}},
+       {"not valid JSON: line 1, column 1029: arrays and objects nested deeper than 1024"}},
   };
   for (const auto& [text, expected] : cases) {
     SCOPED_TRACE(text);
@@ -833,15 +874,17 @@ TEST(MockNvml, FixtureParserTakesAnyValidJsonForm) {
   host.add_gpu("0000:1b:00.0");
   host.add_gpu("0000:43:00.0");
   // A byte order mark, white space everywhere, members in any order, unknown members (skipped
-  // whatever they hold), null for absent, a repeated member (the first one counts), escapes and
-  // UTF-8, and an inactive link whose other members are never looked at.
+  // whatever they hold, a number beyond 64 bits too), null for absent, a repeated member (the
+  // first one counts), escapes (in a member name too) and UTF-8, and an inactive link whose other
+  // members are never looked at.
   host.set_fixture_text(
       "\xEF\xBB\xBF {\r\n\t\"devices\" : [ {\"nvlinks\": [ {\"remote_type\": \"gpu\", "
       "\"remote_pci_bus_id\": \"0000:43:00.0\", \"active\": true, \"link\": 3}, {\"link\": 4, "
       "\"active\": false, \"remote_pci_bus_id\": 17} ],"
       "\"name\": \"H100 \\\"SXM\\\" \\u00e9\\ud83d\\ude00 \xc3\xa9\\/\", \"uuid\": null, "
       "\"serial\": \"first\", \"serial\": \"second\", \"x-note\": {\"a\": [1, -2.5e+3, true, "
-      "null, \"\\n\"]}, \"pci_bus_id\": \"00000000:1B:00.0\", \"index\": 0, "
+      "null, \"\\n\", 123456789012345678901234567890]}, \"pci_bus_id\": \"00000000:1B:00.0\", "
+      "\"\\u0069ndex\": 0, "
       "\"pci_device_id\": 590352606, \"fabric\": null},"
       "{\"index\": 1, \"pci_bus_id\": \"0000:43:00.0\", \"memory_total_bytes\": 2048, "
       "\"memory_total_bytes\": 1024} ], \"driver_version\": \"550.54.15\", \"unknown\": [] } \n");
@@ -926,6 +969,31 @@ TEST(MockNvml, AnswersPerHandleAndLinkAsNvmlDoes) {
 
 // ---- The mock's ABI
 // ------------------------------------------------------------------------------
+
+// The mock loads like the vendor's C library (issue 18): libc is all it needs. libstdc++.so.6 and
+// libgcc_s.so.1 cost every `topo dump` of a mock host 0.9 ms of dlopen, and libgcc_s's constructor
+// runs CPUID (a hypervisor trap in a VM); a JSON library would be one more object to map. Only a
+// sanitizer build adds its runtimes.
+TEST(MockNvml, NeedsOnlyLibc) {
+  for (const auto& library : {mock_nvml_library(), mock_nvml_minimal_library()}) {
+    SCOPED_TRACE(library.string());
+    const CommandResult r = run_command({"readelf", "-d", library.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> needed;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("(NEEDED)") == std::string::npos) continue;
+      const std::size_t open = line.find('[');
+      needed.push_back(line.substr(open + 1, line.find(']') - open - 1));
+    }
+    EXPECT_THAT(needed, ::testing::Contains("libc.so.6"));
+    for (const std::string& lib : needed) {
+      EXPECT_TRUE(lib == "libc.so.6" || lib.starts_with("libasan.so") ||
+                  lib.starts_with("libubsan.so"))
+          << "the mock needs " << lib;
+    }
+  }
+}
 
 TEST(MockNvml, ExportsExactlyTheSymbolsTheProbeResolves) {
   for (const auto& [library, expected_count] :
