@@ -225,6 +225,11 @@ void TopologyBuilder::add_link(const Link& link) {
   links_.push_back(link);
 }
 
+void TopologyBuilder::reserve(std::size_t more) {
+  nodes_.reserve(nodes_.size() + more);
+  by_id_.reserve(by_id_.size() + more);
+}
+
 std::optional<NodeIndex> TopologyBuilder::find(std::string_view id) const {
   return find_by_id(by_id_, id);
 }

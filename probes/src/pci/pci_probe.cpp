@@ -325,6 +325,8 @@ class PciDiscovery {
       if (x.ancestors.size() != y.ancestors.size()) return x.ancestors.size() < y.ancestors.size();
       return x.address < y.address;
     });
+    // The functions and their host bridges (a handful; more only grow the builder as before).
+    builder_.reserve(entries.size() + 16);
     for (std::size_t i : order)
       add_function(entries[i], reads[i]);
     fill_names(names);

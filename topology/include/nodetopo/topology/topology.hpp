@@ -64,6 +64,9 @@ class TopologyBuilder {
   /// Moves a node (with its subtree) under another parent; fails if that would create a cycle.
   Result<void> move_under(NodeIndex index, NodeIndex new_parent);
   void add_link(const Link& link);
+  /// Makes room for `more` nodes beyond those added so far: a probe that adds a thousand nodes
+  /// at once (the PCI walk) then moves none of the earlier ones while the builder grows.
+  void reserve(std::size_t more);
 
   [[nodiscard]] std::optional<NodeIndex> find(std::string_view id) const;
   [[nodiscard]] Node& node(NodeIndex index) { return nodes_.at(index); }
