@@ -113,13 +113,10 @@ std::optional<ClassDevice> resolve_class_device(ProbeContext& ctx, std::string_v
   return out;
 }
 
-std::optional<SysDir> open_class_entry(const SysRoot& root, const SysDir& class_dir,
-                                       std::string_view name) {
+std::optional<std::string> class_entry_path(const SysDir& class_dir, std::string_view name) {
   auto target = class_dir.read_link(name);
   if (!target) return std::nullopt;
-  auto path = join_plain_link(class_dir.rel(), target.value());
-  if (!path) return std::nullopt;
-  return root.open_canonical_dir(*path);
+  return join_plain_link(class_dir.rel(), target.value());
 }
 
 std::optional<ClassDevice> locate_lexically(const SysRoot& root, const SysDir& class_dir,

@@ -62,11 +62,12 @@ std::optional<ClassDevice> locate_lexically(const SysRoot& root, const SysDir& c
                                             std::optional<PciAddress>& address,
                                             std::optional<SysDir>& opened);
 
-/// Opens class entry `name` of the open class directory `class_dir` as locate_lexically() does,
-/// without looking at its `device` link: nullopt when its link is not plain or its path not
-/// canonical.
-std::optional<SysDir> open_class_entry(const SysRoot& root, const SysDir& class_dir,
-                                       std::string_view name);
+/// The root-relative path class entry `name` of the open, canonical class directory `class_dir`
+/// leads to, joined from its link's text (read through the directory's descriptor) when that text
+/// is plain; nullopt otherwise. Not proven canonical: a caller that opens files below it by path
+/// (SysRoot::read_attr) gets them checked by the kernel, or resolved in user space where the
+/// kernel refuses, with the same answer the link's full resolution gives.
+std::optional<std::string> class_entry_path(const SysDir& class_dir, std::string_view name);
 
 /// The second half: sets `device.pci_function` to the node of `address`, or warns that the
 /// function is not in the topology.

@@ -104,28 +104,20 @@ class NetClassDir {
 
 Candidate describe_interface(ProbeContext& ctx, NetClassDir& net_dir, const std::string& name) {
   const SysRoot& root = ctx.root();
+  // Where the interface's class link leads: joined from its text where it is plain (the net
+  // probe located it so without leaving a resolution behind), else resolved. Either way its
+  // attributes then open in one kernel-checked call each.
+  std::string dir;
+  if (const SysDir* listing = net_dir.get()) {
+    if (auto joined = class_entry_path(*listing, name)) dir = std::move(*joined);
+  }
+  if (dir.empty()) {
+    const std::string link = "sys/class/net/" + name;
+    const auto resolved = root.resolve(link);
+    dir = resolved ? resolved.value() : link;
+  }
   Candidate c;
   c.name = name;
-  // Through the interface's directory descriptor, located as the net probe locates it (its link
-  // joined as text, proven by one kernel-checked open): one openat per attribute.
-  if (const SysDir* listing = net_dir.get()) {
-    if (auto dir = open_class_entry(root, *listing, name)) {
-      if (auto dev_port = dir->read_attr("dev_port")) {
-        if (auto v = parse_uint(dev_port.value())) c.port = *v + 1;
-      } else if (auto dev_id = dir->read_attr("dev_id")) {
-        if (auto v = parse_hex(dev_id.value(), UINT32_MAX)) c.port = *v + 1;
-      }
-      auto iflink = dir->read_attr("iflink");
-      auto ifindex = dir->read_attr("ifindex");
-      if (iflink && ifindex) c.child = trim(iflink.value()) != trim(ifindex.value());
-      return c;
-    }
-  }
-  // Through the interface's own directory (the net probe resolved its class link already): its
-  // attributes then open in one kernel-checked call each.
-  const std::string link = "sys/class/net/" + name;
-  const auto resolved = root.resolve(link);
-  const std::string dir = resolved ? resolved.value() : link;
   if (auto dev_port = root.read_attr(dir + "/dev_port")) {
     if (auto v = parse_uint(dev_port.value())) c.port = *v + 1;
   } else if (auto dev_id = root.read_attr(dir + "/dev_id")) {
