@@ -84,8 +84,8 @@ std::optional<std::string> read_optional_attr(ProbeContext& ctx, const std::stri
 /// Reads the attributes of one class device directory `dir`: through `opened`, its descriptor,
 /// when there is one (one openat of one component each), else by root-relative path. Values and
 /// warnings are those of read_optional_attr() on `dir`/name: an attribute the descriptor cannot
-/// read for any reason other than its absence is read again by path, which words the warning as
-/// it has always been worded (the failure is rare; its message stays the same either way).
+/// read for any reason other than its absence (a FIFO, a directory, EACCES: rare) is read again
+/// by path, so that its warning is worded as the path read words it (SysDir's wording differs).
 class ClassAttrs {
  public:
   ClassAttrs(ProbeContext& ctx, const std::string& dir, const SysDir* opened)
