@@ -194,4 +194,17 @@ Result<std::string> SysDir::read_link(std::string_view name) const {
   return std::string(buf.data(), static_cast<std::size_t>(len));
 }
 
+std::optional<SysDir> SysDir::open_subdir(std::string_view name) const {
+  // A name with '/' would walk further than one component, "." and ".." not downwards.
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  root_.record(rel_, name);
+  root_.count(SysRoot::Counter::kOpens);
+  const std::string sub(name);
+  const int fd = ::openat(fd_, sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  return SysDir(root_, rel_ + "/" + sub, fd);
+}
+
 }  // namespace nodetopo::probes

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <nodetopo/probes/probe.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/topology/node.hpp>
 #include <nodetopo/topology/pci.hpp>
 
@@ -164,26 +165,47 @@ inline std::vector<ProbeContext::HeldWarning> repeated(const std::vector<std::st
   return out;
 }
 
-/// The first phase of a visit of the entries `names` of `class_dir`, in order: resolves each and
-/// reads its attributes with `read(const ClassDevice&, Info&)`, or, with a cache, takes an entry
-/// whose link text is unchanged and that no event points at from it. It needs no topology, so
-/// that it can run as a prefetch beside earlier probes; its warnings are kept with the entries
-/// for add_class_entries() to give in the order a one-pass visit gives them. Counts entries read
-/// and reused.
+/// One name of a class directory, with its type when the directory was listed through its
+/// descriptor (kUnknown otherwise).
+struct ClassName {
+  std::string name;
+  SysDir::EntryType type = SysDir::EntryType::kUnknown;
+};
+
+/// The first phase of a visit of the entries `names` of `class_dir`, in order: locates each and
+/// reads its attributes with `read(const ClassDevice&, const SysDir* opened, Info&)` (`opened`:
+/// the entry's directory, when it was opened by its descriptor; null when it was resolved by
+/// path), or, with a cache, takes an entry whose link text is unchanged and that no event points
+/// at from it. With `listing` (the class directory, opened canonical), a link entry is located
+/// lexically (locate_lexically(): its link read through the directory's descriptor, its path
+/// proven by one kernel-checked open) and anything that is not plain is resolved in full
+/// (resolve_class_device(), with its warnings), as every entry is without `listing`. It needs no
+/// topology, so that it can run as a prefetch beside earlier probes; its warnings are kept with
+/// the entries for add_class_entries() to give in the order a one-pass visit gives them. Counts
+/// entries read and reused.
 template <class Info, class Read>
 std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::string_view class_dir,
-                                                     const std::vector<std::string>& names,
+                                                     const SysDir* listing,
+                                                     const std::vector<ClassName>& names,
                                                      const ClassCache<Info>* cache,
                                                      std::size_t& read_count,
                                                      std::size_t& reused_count, Read&& read) {
   std::vector<ReadClassEntry<Info>> out;
   out.reserve(names.size());
-  for (const std::string& name : names) {
+  for (const auto& [name, type] : names) {
     ReadClassEntry<Info>& e = out.emplace_back();
     e.name = name;
+    // The link's text, read once through the class directory's descriptor: for the cache's
+    // comparison and for the lexical path.
+    std::optional<std::string> link;
+    if (listing != nullptr && type == SysDir::EntryType::kLink) {
+      if (auto text = listing->read_link(name)) link = std::move(text.value());
+    }
     const ClassEntry<Info>* cached = nullptr;
     if (cache != nullptr) {
-      if (auto target = ctx.root().read_link(std::string(class_dir) + "/" + name)) {
+      if (link) {
+        e.entry.target = *link;
+      } else if (auto target = ctx.root().read_link(std::string(class_dir) + "/" + name)) {
         e.entry.target = std::move(target.value());
       }
       auto found = cache->entries.find(name);
@@ -201,8 +223,10 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
       continue;
     }
     ++read_count;
+    std::optional<SysDir> opened;
     std::optional<ClassDevice> resolved;
-    {
+    if (link) resolved = locate_lexically(ctx.root(), *listing, *link, e.entry.address, opened);
+    if (!resolved) {
       CapturedWarnings capture(ctx, e.located);
       resolved = resolve_class_device(ctx, class_dir, name, e.entry.address);
     }
@@ -213,7 +237,7 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
     e.entry.located = std::move(*resolved);
     {
       CapturedWarnings capture(ctx, e.read);
-      read(e.entry.located, e.entry.info);
+      read(e.entry.located, opened ? &*opened : nullptr, e.entry.info);
     }
     e.entry.located_warnings = recorded(e.located);
     e.entry.read_warnings = recorded(e.read);
@@ -231,19 +255,34 @@ struct ClassDirRead {
 };
 
 /// Lists `class_dir` (`absent`: the message when the facility is not there) and runs
-/// read_class_entries() over it.
+/// read_class_entries() over it. While the kernel checks paths (SysRoot::checks_paths_in_kernel)
+/// and the class directory opens as canonical, it is listed through its descriptor and its
+/// entries are located lexically; otherwise it is listed and every entry resolved by path.
 template <class Info, class Read>
 ClassDirRead<Info> read_class_dir(ProbeContext& ctx, std::string_view class_dir,
                                   std::string_view absent, const ClassCache<Info>* cache,
                                   Read&& read) {
   ClassDirRead<Info> out;
-  auto names = list_subsystem(ctx.root(), class_dir, absent);
-  if (!names) {
-    out.result = names.error();
-    return out;
+  std::optional<SysDir> listing;
+  if (ctx.root().checks_paths_in_kernel()) listing = ctx.root().open_canonical_dir(class_dir);
+  std::vector<ClassName> names;
+  if (listing) {
+    const std::vector<SysDir::Entry> entries = listing->entries();
+    names.reserve(entries.size());
+    for (const SysDir::Entry& entry : entries)
+      names.push_back({std::string(entry.name), entry.type});
+  } else {
+    auto listed = list_subsystem(ctx.root(), class_dir, absent);
+    if (!listed) {
+      out.result = listed.error();
+      return out;
+    }
+    names.reserve(listed.value().size());
+    for (std::string& name : listed.value())
+      names.push_back({std::move(name), SysDir::EntryType::kUnknown});
   }
-  out.entries = read_class_entries<Info>(ctx, class_dir, names.value(), cache, out.read, out.reused,
-                                         std::forward<Read>(read));
+  out.entries = read_class_entries<Info>(ctx, class_dir, listing ? &*listing : nullptr, names,
+                                         cache, out.read, out.reused, std::forward<Read>(read));
   return out;
 }
 

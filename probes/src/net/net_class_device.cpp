@@ -5,6 +5,8 @@
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/topology/ids.hpp>
 
+#include "pci/pci_device_path.hpp"
+
 namespace nodetopo::probes {
 
 namespace {
@@ -111,6 +113,47 @@ std::optional<ClassDevice> resolve_class_device(ProbeContext& ctx, std::string_v
   return out;
 }
 
+std::optional<std::string> class_entry_path(const SysDir& class_dir, std::string_view name) {
+  auto target = class_dir.read_link(name);
+  if (!target) return std::nullopt;
+  return join_plain_link(class_dir.rel(), target.value());
+}
+
+std::optional<ClassDevice> locate_lexically(const SysRoot& root, const SysDir& class_dir,
+                                            std::string_view target,
+                                            std::optional<PciAddress>& address,
+                                            std::optional<SysDir>& opened) {
+  address.reset();
+  opened.reset();
+  auto path = join_plain_link(class_dir.rel(), target);
+  if (!path) return std::nullopt;
+  auto dir = root.open_canonical_dir(*path);
+  if (!dir) return std::nullopt;
+  ClassDevice out;
+  out.dir = std::move(*path);
+  auto device = dir->read_link("device");
+  if (!device) {
+    // No `device` entry: a software device, placed by its own path as resolve_class_device()
+    // places it. Anything else there (a directory, a file) is left to that function.
+    if (device.error().code != ErrorCode::kNotFound) return std::nullopt;
+    address = nearest_pci_function(out.dir);
+    opened = std::move(dir);
+    return out;
+  }
+  auto device_dir = join_plain_link(out.dir, device.value());
+  if (!device_dir) return std::nullopt;
+  // An ancestor of the entry's directory lies on the path the kernel has just walked without
+  // meeting a symlink: canonical and a directory, with no further open. Only another target
+  // (not how the kernel links a class device to its parent) costs one more kernel-checked open.
+  const bool ancestor = out.dir.size() > device_dir->size() && out.dir.starts_with(*device_dir) &&
+                        out.dir[device_dir->size()] == '/';
+  if (!ancestor && !root.open_canonical_dir(*device_dir)) return std::nullopt;
+  address = nearest_pci_function(*device_dir);
+  out.device_dir = std::move(*device_dir);
+  opened = std::move(dir);
+  return out;
+}
+
 void attach_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
                          std::string_view class_dir, const std::string& name,
                          const std::optional<PciAddress>& address, ClassDevice& device) {
@@ -140,6 +183,22 @@ std::optional<std::string> read_optional_attr(ProbeContext& ctx, const std::stri
   if (value) return std::move(value.value());
   if (!quiet && value.error().code != ErrorCode::kNotFound) ctx.warn(value.error());
   return std::nullopt;
+}
+
+std::optional<std::string> ClassAttrs::read(std::string_view name, bool quiet) const {
+  if (opened_ != nullptr) {
+    auto value = opened_->read_attr(name);
+    if (value) return std::move(value.value());
+    if (value.error().code == ErrorCode::kNotFound || quiet) return std::nullopt;
+  }
+  return read_optional_attr(ctx_, path(name), quiet);
+}
+
+std::string ClassAttrs::path(std::string_view name) const {
+  std::string out;
+  out.reserve(dir_.size() + 1 + name.size());
+  out.append(dir_).append("/").append(name);
+  return out;
 }
 
 }  // namespace nodetopo::probes

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <nodetopo/probes/probe.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/topology/pci.hpp>
 #include <nodetopo/topology/topology.hpp>
 
@@ -45,6 +46,29 @@ std::optional<ClassDevice> resolve_class_device(ProbeContext& ctx, std::string_v
                                                 const std::string& name,
                                                 std::optional<PciAddress>& address);
 
+/// resolve_class_device() without the walk, for entry `name` of the open, canonical class
+/// directory `class_dir` whose link text is `target` (read through its descriptor): the text is
+/// joined to the class directory as the kernel writes it ("../../devices/pci0000:00/..."), and the
+/// kernel proves the result canonical by opening it with no symlink allowed on the way
+/// (SysRoot::open_canonical_dir), which also gives `opened`, for reading the attributes. The
+/// entry's `device` link is read through that descriptor and joined the same way: a target that is
+/// an ancestor of the entry's directory is proven by that open already ("../../../0000:17:00.0"),
+/// any other is opened canonical too. nullopt, with nothing said, whenever any of this is not
+/// plain (a text with "." or a later "..", a path that is not canonical or does not exist, a
+/// `device` entry that is not a link): the caller then calls resolve_class_device(), which reads
+/// the entry as it always has and words its warnings.
+std::optional<ClassDevice> locate_lexically(const SysRoot& root, const SysDir& class_dir,
+                                            std::string_view target,
+                                            std::optional<PciAddress>& address,
+                                            std::optional<SysDir>& opened);
+
+/// The root-relative path class entry `name` of the open, canonical class directory `class_dir`
+/// leads to, joined from its link's text (read through the directory's descriptor) when that text
+/// is plain; nullopt otherwise. Not proven canonical: a caller that opens files below it by path
+/// (SysRoot::read_attr) gets them checked by the kernel, or resolved in user space where the
+/// kernel refuses, with the same answer the link's full resolution gives.
+std::optional<std::string> class_entry_path(const SysDir& class_dir, std::string_view name);
+
 /// The second half: sets `device.pci_function` to the node of `address`, or warns that the
 /// function is not in the topology.
 void attach_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
@@ -56,5 +80,27 @@ void attach_class_device(ProbeContext& ctx, const TopologyBuilder& builder,
 /// with EINVAL by design).
 std::optional<std::string> read_optional_attr(ProbeContext& ctx, const std::string& rel,
                                               bool quiet = false);
+
+/// Reads the attributes of one class device directory `dir`: through `opened`, its descriptor,
+/// when there is one (one openat of one component each), else by root-relative path. Values and
+/// warnings are those of read_optional_attr() on `dir`/name: an attribute the descriptor cannot
+/// read for any reason other than its absence (a FIFO, a directory, EACCES: rare) is read again
+/// by path, so that its warning is worded as the path read words it (SysDir's wording differs).
+class ClassAttrs {
+ public:
+  ClassAttrs(ProbeContext& ctx, const std::string& dir, const SysDir* opened)
+      : ctx_(ctx), dir_(dir), opened_(opened) {}
+
+  /// The value of attribute `name`, nullopt when absent or unreadable; `quiet` as in
+  /// read_optional_attr().
+  [[nodiscard]] std::optional<std::string> read(std::string_view name, bool quiet = false) const;
+  /// Root-relative path of attribute `name`, for messages.
+  [[nodiscard]] std::string path(std::string_view name) const;
+
+ private:
+  ProbeContext& ctx_;
+  const std::string& dir_;
+  const SysDir* opened_;
+};
 
 }  // namespace nodetopo::probes

@@ -32,31 +32,32 @@ std::optional<std::uint64_t> parse_speed(ProbeContext& ctx, const std::string& r
   return static_cast<std::uint64_t>(*value);
 }
 
-void read_attributes(ProbeContext& ctx, const ClassDevice& located, NetDeviceInfo& info) {
-  const std::string& dir = located.dir;
-  const auto at = [&dir](std::string_view attr) { return dir + "/" + std::string(attr); };
-  if (auto mac = read_optional_attr(ctx, at("address"))) info.mac = std::move(*mac);
-  if (auto mtu = read_optional_attr(ctx, at("mtu"))) {
+// `opened`: the interface's directory, when it was opened by its descriptor (ClassAttrs).
+void read_attributes(ProbeContext& ctx, const ClassDevice& located, const SysDir* opened,
+                     NetDeviceInfo& info) {
+  const ClassAttrs attrs(ctx, located.dir, opened);
+  if (auto mac = attrs.read("address")) info.mac = std::move(*mac);
+  if (auto mtu = attrs.read("mtu")) {
     auto value = parse_uint(*mtu);
     if (value && *value <= UINT32_MAX) {
       info.mtu = static_cast<std::uint32_t>(*value);
     } else {
       ctx.warn("expected an MTU, got '" + *mtu + "' (mtu ignored)",
-               ctx.root().host_path(at("mtu")));
+               ctx.root().host_path(attrs.path("mtu")));
     }
   }
   // Reading `speed` of a link that is down fails with EINVAL by design: absent, not an error.
-  if (auto speed = read_optional_attr(ctx, at("speed"), /*quiet=*/true)) {
-    info.speed_mbps = parse_speed(ctx, at("speed"), *speed);
+  if (auto speed = attrs.read("speed", /*quiet=*/true)) {
+    info.speed_mbps = parse_speed(ctx, attrs.path("speed"), *speed);
   }
-  if (auto state = read_optional_attr(ctx, at("operstate"))) info.operstate = std::move(*state);
-  if (auto type = read_optional_attr(ctx, at("type"))) {
+  if (auto state = attrs.read("operstate")) info.operstate = std::move(*state);
+  if (auto type = attrs.read("type")) {
     auto value = parse_uint(*type);
     if (value && *value <= UINT32_MAX) {
       info.link_type = link_type_name(static_cast<std::uint32_t>(*value));
     } else {
       ctx.warn("expected an ARPHRD number, got '" + *type + "' (link type ignored)",
-               ctx.root().host_path(at("type")));
+               ctx.root().host_path(attrs.path("type")));
     }
   }
   // Software interfaces have no device, hence no driver: absence is silent. Read beside the
@@ -126,8 +127,8 @@ void NetProbe::prefetch(ProbeContext& ctx) {
   const detail::NetCache* cache = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
   read_ = std::make_unique<Read>(Read{detail::read_class_dir<NetDeviceInfo>(
       ctx, kNetDir, "no network interfaces in this root", cache,
-      [&ctx](const ClassDevice& located, NetDeviceInfo& info) {
-        if (!located.dir.empty()) read_attributes(ctx, located, info);
+      [&ctx](const ClassDevice& located, const SysDir* opened, NetDeviceInfo& info) {
+        if (!located.dir.empty()) read_attributes(ctx, located, opened, info);
       })});
 }
 

@@ -1,9 +1,11 @@
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/rdma_probe.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/topology/ids.hpp>
 
 #include "net/class_cache.hpp"
@@ -22,10 +24,25 @@ std::string port_state(const std::string& text) {
   return std::string(trim(std::string_view(text).substr(colon + 1)));
 }
 
-std::vector<RdmaPort> read_ports(ProbeContext& ctx, const std::string& dir) {
+// The `ports` directory of RDMA device `dir`, listed. Through `opened` (the device's directory
+// descriptor) when there is one and `ports` is a plain directory in it, else by path as before,
+// which words the warnings; `ports_opened` then stays empty.
+Result<std::vector<std::string>> list_ports(const SysRoot& root, const std::string& ports_dir,
+                                            const SysDir* opened,
+                                            std::optional<SysDir>& ports_opened) {
+  if (opened != nullptr) ports_opened = opened->open_subdir("ports");
+  if (!ports_opened) return root.list_dir(ports_dir);
+  std::vector<std::string> names;
+  for (const SysDir::Entry& entry : ports_opened->entries())
+    names.emplace_back(entry.name);
+  return names;
+}
+
+std::vector<RdmaPort> read_ports(ProbeContext& ctx, const std::string& dir, const SysDir* opened) {
   std::vector<RdmaPort> ports;
   const std::string ports_dir = dir + "/ports";
-  auto names = ctx.root().list_dir(ports_dir);
+  std::optional<SysDir> ports_opened;
+  auto names = list_ports(ctx.root(), ports_dir, opened, ports_opened);
   if (!names) {
     if (names.error().code != ErrorCode::kNotFound) ctx.warn(names.error());
     return ports;
@@ -37,14 +54,18 @@ std::vector<RdmaPort> read_ports(ProbeContext& ctx, const std::string& dir) {
       continue;
     }
     const std::string port_dir = ports_dir + "/" + name;
+    // A port that is not a plain directory of `ports` is read by path, as before.
+    std::optional<SysDir> port_opened;
+    if (ports_opened) port_opened = ports_opened->open_subdir(name);
+    const ClassAttrs attrs(ctx, port_dir, port_opened ? &*port_opened : nullptr);
     RdmaPort port;
     port.number = static_cast<std::uint32_t>(*number);
-    if (auto state = read_optional_attr(ctx, port_dir + "/state")) port.state = port_state(*state);
-    if (auto rate = read_optional_attr(ctx, port_dir + "/rate")) port.rate = std::move(*rate);
-    if (auto layer = read_optional_attr(ctx, port_dir + "/link_layer")) {
-      port.link_layer = std::move(*layer);
-    }
-    // The netdev of GID 0 of a RoCE port. Unused GID entries fail with EINVAL: absent.
+    if (auto state = attrs.read("state")) port.state = port_state(*state);
+    if (auto rate = attrs.read("rate")) port.rate = std::move(*rate);
+    if (auto layer = attrs.read("link_layer")) port.link_layer = std::move(*layer);
+    // The netdev of GID 0 of a RoCE port. Unused GID entries fail with EINVAL: absent. Three
+    // components below the port: one kernel-checked open by path costs less than opening two
+    // directories on the way.
     if (auto ndev = read_optional_attr(ctx, port_dir + "/gid_attrs/ndevs/0", /*quiet=*/true)) {
       port.netdev = std::move(*ndev);
     }
@@ -62,13 +83,39 @@ struct Candidate {
   bool child = false;                 // a VLAN / P_Key child of another interface
 };
 
-Candidate describe_interface(ProbeContext& ctx, const std::string& name) {
+// sys/class/net, opened once per discovery for describe_interface() and only when an interface
+// needs describing; empty when the kernel cannot check paths or it is not canonical.
+class NetClassDir {
+ public:
+  explicit NetClassDir(const SysRoot& root) : root_(root) {}
+  [[nodiscard]] const SysDir* get() {
+    if (!tried_) {
+      tried_ = true;
+      if (root_.checks_paths_in_kernel()) dir_ = root_.open_canonical_dir("sys/class/net");
+    }
+    return dir_ ? &*dir_ : nullptr;
+  }
+
+ private:
+  const SysRoot& root_;
+  bool tried_ = false;
+  std::optional<SysDir> dir_;
+};
+
+Candidate describe_interface(ProbeContext& ctx, NetClassDir& net_dir, const std::string& name) {
   const SysRoot& root = ctx.root();
-  // Through the interface's own directory (the net probe resolved its class link already): its
+  // Where the interface's class link leads: joined from its text where it is plain (the net
+  // probe located it so without leaving a resolution behind), else resolved. Either way its
   // attributes then open in one kernel-checked call each.
-  const std::string link = "sys/class/net/" + name;
-  const auto resolved = root.resolve(link);
-  const std::string dir = resolved ? resolved.value() : link;
+  std::string dir;
+  if (const SysDir* listing = net_dir.get()) {
+    if (auto joined = class_entry_path(*listing, name)) dir = std::move(*joined);
+  }
+  if (dir.empty()) {
+    const std::string link = "sys/class/net/" + name;
+    const auto resolved = root.resolve(link);
+    dir = resolved ? resolved.value() : link;
+  }
   Candidate c;
   c.name = name;
   if (auto dev_port = root.read_attr(dir + "/dev_port")) {
@@ -85,8 +132,8 @@ Candidate describe_interface(ProbeContext& ctx, const std::string& name) {
 
 // Fills the ports that have no netdev from the interfaces of the same PCI function. With a cache,
 // an interface the net probe took from its cache is described as the last discovery found it.
-void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex pci_function,
-                   std::vector<RdmaPort>& ports) {
+void match_netdevs(ProbeContext& ctx, NetClassDir& net_dir, const TopologyBuilder& builder,
+                   NodeIndex pci_function, std::vector<RdmaPort>& ports) {
   const bool missing =
       std::any_of(ports.begin(), ports.end(), [](const RdmaPort& p) { return p.netdev.empty(); });
   if (!missing) return;
@@ -103,7 +150,7 @@ void match_netdevs(ProbeContext& ctx, const TopologyBuilder& builder, NodeIndex 
         continue;
       }
     }
-    candidates.push_back(describe_interface(ctx, info->name));
+    candidates.push_back(describe_interface(ctx, net_dir, info->name));
     if (cache != nullptr) {
       cache->interfaces[info->name] = {candidates.back().port, candidates.back().child};
     }
@@ -131,12 +178,11 @@ void RdmaProbe::prefetch(ProbeContext& ctx) {
   const detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
   read_ = std::make_unique<Read>(Read{detail::read_class_dir<RdmaDeviceInfo>(
       ctx, kRdmaDir, "no RDMA devices in this root", cache,
-      [&ctx](const ClassDevice& located, RdmaDeviceInfo& info) {
+      [&ctx](const ClassDevice& located, const SysDir* opened, RdmaDeviceInfo& info) {
         if (located.dir.empty()) return;
-        if (auto guid = read_optional_attr(ctx, located.dir + "/node_guid")) {
-          info.node_guid = std::move(*guid);
-        }
-        info.ports = read_ports(ctx, located.dir);
+        const ClassAttrs attrs(ctx, located.dir, opened);
+        if (auto guid = attrs.read("node_guid")) info.node_guid = std::move(*guid);
+        info.ports = read_ports(ctx, located.dir, opened);
       })});
 }
 
@@ -148,13 +194,16 @@ Result<void> RdmaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {
     if (cache != nullptr) cache->clear();
     return read->result.error();
   }
+  NetClassDir net_dir(ctx.root());
   detail::add_class_entries(
       ctx, builder, kRdmaDir, read->entries, cache,
       [&](const std::string& name, const ClassDevice& located, RdmaDeviceInfo info) {
         info.name = name;
         info.is_virtual = located.pci_function == kNoNode;
         // From the interfaces the net probe found in this discovery (match_netdevs).
-        if (!info.is_virtual) match_netdevs(ctx, builder, located.pci_function, info.ports);
+        if (!info.is_virtual) {
+          match_netdevs(ctx, net_dir, builder, located.pci_function, info.ports);
+        }
         const NodeIndex parent = info.is_virtual ? builder.root() : located.pci_function;
         auto added =
             builder.add(NodeKind::kRdmaDevice, node_id::rdma(name), parent, std::move(info));

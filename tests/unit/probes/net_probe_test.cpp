@@ -1,9 +1,11 @@
 // NIC probe: hand-made edge cases, SR-IOV, and the real hwloc captures (with lstopo as oracle).
+#include <filesystem>
 #include <set>
 #include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nodetopo/probes/net_probe.hpp>
 
@@ -13,6 +15,8 @@
 
 namespace nodetopo::test {
 namespace {
+
+namespace fs = std::filesystem;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -232,6 +236,162 @@ TEST(NetProbe, LinkTypeNames) {
   EXPECT_EQ(probes::link_type_name(772), "loopback");
   EXPECT_EQ(probes::link_type_name(65534), "none");
   EXPECT_EQ(probes::link_type_name(4242), "arphrd_4242");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Class entries located lexically (their link's text joined and proven canonical by one
+// kernel-checked open) against the full resolution: the user-space walk never takes the lexical
+// path, so a root read both ways must give the same interfaces and the same warnings.
+
+probes::SysRoot open_walk(const FakeHost& host, probes::SysRoot::PathWalk walk) {
+  auto root = probes::SysRoot::open(host.root(), probes::SysRoot::Liveness::kCapture, walk);
+  if (!root) throw std::runtime_error(root.error().describe());
+  return std::move(root.value());
+}
+
+// Everything the probe read about every interface, and where it hangs: one line each.
+std::string describe_nets(const Topology& topo) {
+  std::ostringstream out;
+  for (NodeIndex i : topo.nodes_of_kind(NodeKind::kNetDevice)) {
+    const Node& node = topo.node(i);
+    const auto& n = node.as<NetDeviceInfo>();
+    out << node.id << " under " << topo.node(node.parent).id << ": mac=" << n.mac
+        << " mtu=" << (n.mtu ? std::to_string(*n.mtu) : "-")
+        << " speed=" << (n.speed_mbps ? std::to_string(*n.speed_mbps) : "-")
+        << " operstate=" << n.operstate << " driver=" << n.driver << " type=" << n.link_type
+        << " virtual=" << n.is_virtual << " pf=" << n.physical_function_netdev << "\n";
+  }
+  return out.str();
+}
+
+// One interface of every kind the lexical path takes itself or hands to the full resolution.
+void add_every_kind_of_entry(const FakeHost& host) {
+  const std::string eth0 = host.add_pci({"0000:01:00.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.add_net("eth0", eth0, up_ether("00:00:00:00:00:00", "1000"));
+  // The device link leads into a bus below the function: still an ancestor of the entry.
+  const std::string virtio = host.add_pci({"0000:00:03.0", 0x1af4, 0x1000, 0x020000, "virtio"});
+  host.link(virtio + "/virtio0/driver", "sys/bus/virtio/drivers/virtio_net");
+  host.add_net("ens3", virtio + "/virtio0", up_ether("00:00:00:00:00:03", "-1"));
+  host.add_net("lo", "", {{"type", "772"}, {"mtu", "65536"}});
+  host.link("sys/class/net/br0", "sys/devices/virtual/net/br0");  // dropped by the capture
+  // Class link texts the kernel never writes: "." inside, a ".." after a name.
+  const std::string f2 = host.add_pci({"0000:00:02.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.write(f2 + "/net/eth1/operstate", "up\n");
+  host.link(f2 + "/net/eth1/device", f2);
+  host.raw_link("sys/class/net/eth1", "../../devices/./pci0000:00/0000:00:02.0/net/eth1");
+  const std::string f9 = host.add_pci({"0000:00:09.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.write(f9 + "/net/eth10/operstate", "up\n");
+  host.link(f9 + "/net/eth10/device", f9);
+  host.raw_link("sys/class/net/eth10",
+                "../../devices/pci0000:00/0000:00:02.0/../0000:00:09.0/net/eth10");
+  // A plain text whose path is not canonical: a symlinked directory on the way.
+  const std::string f4 = host.add_pci({"0000:00:04.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.write(f4 + "/net/eth2/operstate", "up\n");
+  host.link(f4 + "/net/eth2/device", f4);
+  host.raw_link("sys/devices/pci0000:00/alias", "0000:00:04.0");
+  host.raw_link("sys/class/net/eth2", "../../devices/pci0000:00/alias/net/eth2");
+  // `device` a directory, not a link.
+  const std::string f5 = host.add_pci({"0000:00:05.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.add_net("eth3", f5, {{"operstate", "up"}});
+  fs::remove(host.root() / (f5 + "/net/eth3/device"));
+  host.write(f5 + "/net/eth3/device/vendor", "0x8086\n");
+  // `device` plain but not an ancestor (another function), dangling, not plain, escaping.
+  const std::string f6 = host.add_pci({"0000:00:06.0", 0x8086, 0x1521, 0x020000, "igb"});
+  host.add_pci({"0000:00:07.0", 0x8086, 0x1521, 0x020000, "e1000e"});
+  host.write(f6 + "/net/eth4/operstate", "up\n");
+  host.raw_link(f6 + "/net/eth4/device", "../../../0000:00:07.0");
+  host.link("sys/class/net/eth4", f6 + "/net/eth4");
+  host.write(f6 + "/net/eth5/operstate", "up\n");
+  host.raw_link(f6 + "/net/eth5/device", "../../../0000:00:0f.0");
+  host.link("sys/class/net/eth5", f6 + "/net/eth5");
+  host.write(f6 + "/net/eth6/operstate", "up\n");
+  host.raw_link(f6 + "/net/eth6/device", "../.././../0000:00:07.0");
+  host.link("sys/class/net/eth6", f6 + "/net/eth6");
+  host.write(f6 + "/net/eth8/operstate", "up\n");
+  host.raw_link(f6 + "/net/eth8/device", "/etc");
+  host.link("sys/class/net/eth8", f6 + "/net/eth8");
+  // Attributes that are no regular file: a FIFO, a directory, a link to a file elsewhere.
+  const std::string eth7 = host.add_net("eth7", eth0, {{"type", "1"}});
+  EXPECT_EQ(::mkfifo((host.root() / (eth7 + "/operstate")).c_str(), 0600), 0);
+  host.write(eth7 + "/mtu/x", "1\n");
+  host.write("sys/devices/macs/eth7", "00:00:00:00:00:07\n");
+  host.link(eth7 + "/address", "sys/devices/macs/eth7");
+  // A plain directory for an entry, dangling and absolute class links.
+  host.write("sys/class/net/eth9/operstate", "up\n");
+  host.link("sys/class/net/ghost", "sys/devices/pci0000:00/0000:00:0e.0/net/ghost");
+  host.raw_link("sys/class/net/evil", "/sys/devices/virtual/net/lo");
+}
+
+TEST(NetLexical, EveryKindOfEntryReadsAsTheFullResolutionReadsIt) {
+  FakeHost host;
+  add_every_kind_of_entry(host);
+  const auto kernel =
+      run(open_walk(host, probes::SysRoot::PathWalk::kKernelChecked), device_probes());
+  const auto user = run(open_walk(host, probes::SysRoot::PathWalk::kUserSpace), device_probes());
+  EXPECT_EQ(describe_nets(kernel.topology), describe_nets(user.topology));
+  EXPECT_EQ(report_of(kernel, "net").warnings, report_of(user, "net").warnings);
+
+  const Topology& topo = kernel.topology;
+  EXPECT_EQ(parent_id(topo, "net/eth0"), "pci/0000:01:00.0");
+  EXPECT_EQ(net(topo, "eth0").driver, "igb");
+  EXPECT_EQ(net(topo, "eth0").speed_mbps, 1000U);
+  EXPECT_EQ(parent_id(topo, "net/ens3"), "pci/0000:00:03.0");
+  EXPECT_EQ(net(topo, "ens3").driver, "virtio_net");
+  EXPECT_TRUE(net(topo, "lo").is_virtual);
+  EXPECT_TRUE(net(topo, "br0").is_virtual);
+  EXPECT_EQ(parent_id(topo, "net/eth1"), "pci/0000:00:02.0");
+  EXPECT_EQ(parent_id(topo, "net/eth10"), "pci/0000:00:09.0");
+  EXPECT_EQ(parent_id(topo, "net/eth2"), "pci/0000:00:04.0");
+  EXPECT_EQ(parent_id(topo, "net/eth3"), "pci/0000:00:05.0");
+  EXPECT_EQ(net(topo, "eth3").driver, "");
+  EXPECT_EQ(parent_id(topo, "net/eth4"), "pci/0000:00:07.0");
+  EXPECT_EQ(net(topo, "eth4").driver, "e1000e");
+  EXPECT_EQ(parent_id(topo, "net/eth5"), "pci/0000:00:06.0");  // from its own path
+  EXPECT_EQ(parent_id(topo, "net/eth6"), "pci/0000:00:07.0");
+  EXPECT_EQ(parent_id(topo, "net/eth8"), "pci/0000:00:06.0");
+  EXPECT_EQ(net(topo, "eth7").mac, "00:00:00:00:00:07");
+  EXPECT_EQ(net(topo, "eth7").operstate, "");
+  EXPECT_FALSE(net(topo, "eth7").mtu);
+  EXPECT_TRUE(net(topo, "eth9").is_virtual);
+  EXPECT_FALSE(topo.find("net/ghost"));
+  EXPECT_FALSE(topo.find("net/evil"));
+  const auto& warnings = report_of(kernel, "net").warnings;
+  ASSERT_EQ(warnings.size(), 5U);
+  EXPECT_THAT(warnings[0], HasSubstr("eth7/mtu"));
+  EXPECT_THAT(warnings[0], HasSubstr("is a directory, not a file"));
+  EXPECT_THAT(warnings[1], HasSubstr("eth7/operstate"));
+  EXPECT_THAT(warnings[1], HasSubstr("not a regular file (FIFO, socket or device node)"));
+  EXPECT_THAT(warnings[2], HasSubstr("eth8/device"));
+  EXPECT_THAT(warnings[2], HasSubstr("leaves the host root"));
+  EXPECT_THAT(warnings[3], HasSubstr("sys/class/net/evil"));
+  EXPECT_THAT(warnings[4], HasSubstr("sys/class/net/ghost"));
+  EXPECT_THAT(warnings[4], HasSubstr("does not exist"));
+}
+
+// The cost the lexical path exists for: a plain class link takes one open for its directory
+// (which proves it canonical) and one per attribute; its link and its `device` link one readlink
+// each. The full resolution took two opens more per entry for the same answers.
+TEST(NetLexical, PlainEntryCostsOneOpenForItsDirectoryAndOnePerAttribute) {
+  FakeHost host;
+  constexpr std::size_t kInterfaces = 8;
+  for (std::size_t i = 0; i < kInterfaces; ++i) {
+    host.add_net("veth" + std::to_string(i), "", up_ether("00:00:00:00:00:01", "10000"));
+  }
+  const probes::SysRoot root = open_walk(host, probes::SysRoot::PathWalk::kKernelChecked);
+  if (!root.checks_paths_in_kernel()) GTEST_SKIP() << "the kernel has no openat2";
+  probes::ProbeContext ctx(root, {}, "net");
+  TopologyBuilder builder;
+  probes::NetProbe probe;
+  const probes::SysRoot::Stats before = root.stats();
+  ASSERT_TRUE(probe.discover(ctx, builder).ok());
+  const probes::SysRoot::Stats after = root.stats();
+  constexpr std::size_t kAttributes = 5;  // address, mtu, speed, operstate, type
+  EXPECT_EQ(after.opens - before.opens, 1 + kInterfaces * (1 + kAttributes));
+  EXPECT_EQ(after.readlinks - before.readlinks, kInterfaces * 2);
+  EXPECT_EQ(after.dir_lists - before.dir_lists, 1U);
+  const auto veth7 = builder.find("net/veth7");
+  ASSERT_TRUE(veth7);
+  EXPECT_EQ(builder.node(*veth7).as<NetDeviceInfo>().mtu, 9000U);
 }
 
 // ---------------------------------------------------------------------------------------------

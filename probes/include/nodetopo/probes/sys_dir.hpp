@@ -55,6 +55,11 @@ class SysDir {
   [[nodiscard]] Result<std::string> read_attr(std::string_view name) const;
   /// The target of symlink `name` as stored (e.g. "../../../bus/pci/drivers/nvidia").
   [[nodiscard]] Result<std::string> read_link(std::string_view name) const;
+  /// Opens subdirectory `name` (one plain component) through this directory's descriptor: one
+  /// openat that refuses a symlink, so the child is canonical as this directory is. nullopt when
+  /// it is absent, a link, not a directory or not openable: the caller then takes the root's
+  /// path (SysRoot::open_dir, list_dir), which words the error.
+  [[nodiscard]] std::optional<SysDir> open_subdir(std::string_view name) const;
 
  private:
   friend class SysRoot;
