@@ -260,12 +260,7 @@ void HwlocGuard::CpuinfoShortener::feed(std::string_view text, std::string& out)
     const std::size_t len = nl == std::string_view::npos ? text.size() : nl;
     if (nl != std::string_view::npos && column_ == 0) {
       // A whole line in this piece (nearly all of them): decided on where it lies, not copied.
-      const std::string_view line = text.substr(0, std::min(len, kCpuinfoLineChars));
-      if (first_line_ || hwloc_reads(line)) {
-        out.append(line);
-        out.push_back('\n');
-      }
-      first_line_ = false;
+      emit(text.substr(0, std::min(len, kCpuinfoLineChars)), true, out);
       text.remove_prefix(nl + 1);
       continue;
     }
@@ -273,22 +268,25 @@ void HwlocGuard::CpuinfoShortener::feed(std::string_view text, std::string& out)
     line_.append(text.substr(0, std::min(len, room)));
     column_ += len;
     if (nl == std::string_view::npos) break;
-    end_line(out, true);
+    emit(line_, true, out);
+    line_.clear();
+    column_ = 0;
     text.remove_prefix(nl + 1);
   }
 }
 
 void HwlocGuard::CpuinfoShortener::finish(std::string& out) {
-  if (column_ > 0) end_line(out, false);
-}
-
-void HwlocGuard::CpuinfoShortener::end_line(std::string& out, bool newline) {
-  if (first_line_ || hwloc_reads(line_)) {
-    out.append(line_);
-    if (newline) out.push_back('\n');
-  }
+  if (column_ == 0) return;
+  emit(line_, false, out);
   line_.clear();
   column_ = 0;
+}
+
+void HwlocGuard::CpuinfoShortener::emit(std::string_view line, bool newline, std::string& out) {
+  if (first_line_ || hwloc_reads(line)) {
+    out.append(line);
+    if (newline) out.push_back('\n');
+  }
   first_line_ = false;
 }
 

@@ -85,7 +85,8 @@ class HwlocGuard {
     static bool hwloc_reads(std::string_view line);
 
    private:
-    void end_line(std::string& out, bool newline);
+    // Appends one ended line (its first kCpuinfoLineChars characters) when it is kept.
+    void emit(std::string_view line, bool newline, std::string& out);
 
     std::string line_;        // the current line's first kCpuinfoLineChars characters
     std::size_t column_ = 0;  // characters of the current line fed so far
