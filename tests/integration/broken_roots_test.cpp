@@ -288,17 +288,19 @@ TEST_P(BrokenRootWalk, NumaNodeThatDoesNotExistIsNotPublished) {
 
 TEST_P(BrokenRootWalk, MinusOneNumaNodeIsResolvedFromLocalCpusOrLeftUnknown) {
   copy_capture(kSwitches);
+  // In two hierarchies: within one, the functions that name the same node share one read of
+  // the local CPUs (LocalCpusAreReadOncePerNodeInAHierarchy).
   const std::string f0 =
       "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/0000:5f:03.0/0000:60:00.0";
   const std::string f1 =
-      "sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/0000:5f:03.0/0000:60:00.1";
+      "sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:04.0/0000:1a:00.0";
   overwrite(f0 + "/numa_node", "-1\n");
   overwrite(f0 + "/local_cpulist", "9,25\n");  // inside NUMA node 1
   overwrite(f1 + "/numa_node", "-1\n");
   overwrite(f1 + "/local_cpulist", "0-31\n");  // spans both nodes
   const Discovery d = discover();
   EXPECT_EQ(function(d, "0000:60:00.0")->numa_node, std::optional<std::uint32_t>(1));
-  EXPECT_FALSE(function(d, "0000:60:00.1")->numa_node.has_value());
+  EXPECT_FALSE(function(d, "0000:1a:00.0")->numa_node.has_value());
   for (const std::string& w : report(d, "pci").warnings) {
     EXPECT_EQ(w.find("numa_node"), std::string::npos) << "-1 is valid, not a warning: " << w;
   }
@@ -324,24 +326,66 @@ TEST_P(BrokenRootWalk, MissingClassSkipsTheFunctionAndReparentsItsChildren) {
 
 TEST_P(BrokenRootWalk, GarbageAttributesDropOneAttributeEach) {
   copy_capture(kSwitches);
-  const std::string dev =
-      "sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:04.0/0000:1a:00.0";
+  // The root port is the first function of its hierarchy to read the local CPUs of node 0.
+  const std::string port = "sys/devices/pci0000:17/0000:17:00.0";
+  const std::string dev = port + "/0000:18:00.0/0000:19:04.0/0000:1a:00.0";
   overwrite(dev + "/current_link_speed", "fast\n");
   overwrite(dev + "/max_link_width", "x99\n");
-  overwrite(dev + "/local_cpulist", "0-3,zz\n");
+  overwrite(port + "/local_cpulist", "0-3,zz\n");
   const Discovery d = discover();
   EXPECT_NE(warning_naming(d, "pci", dev + "/current_link_speed").find("attribute ignored"),
             std::string::npos);
   warning_naming(d, "pci", dev + "/max_link_width");
-  warning_naming(d, "pci", dev + "/local_cpulist");
+  warning_naming(d, "pci", port + "/local_cpulist");
   const PciFunctionInfo* f = function(d, "0000:1a:00.0");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->link_current.speed_mts, 0U);
   EXPECT_EQ(f->link_current.width, 16U) << "the other attributes stay";
   EXPECT_EQ(f->link_max.speed_mts, 8000U);
   EXPECT_EQ(f->link_max.width, 0U);
-  EXPECT_EQ(f->local_cpus.to_list(), "0-7,16-23") << "falls back to the local_cpus mask";
+  EXPECT_EQ(function(d, "0000:17:00.0")->local_cpus.to_list(), "0-7,16-23")
+      << "falls back to the local_cpus mask";
+  EXPECT_EQ(f->local_cpus.to_list(), "0-7,16-23");
   EXPECT_EQ(f->numa_node, std::optional<std::uint32_t>(0));
+}
+
+// The kernel prints local_cpulist from the node numa_node names (every online CPU for -1), so a
+// hierarchy's functions that name one node read it once: the first in path order. What the
+// others' files say is not read; a function without a usable numa_node reads its own, and so
+// does the next one when a read found nothing.
+TEST_P(BrokenRootWalk, LocalCpusAreReadOncePerNodeInAHierarchy) {
+  copy_capture(kSwitches);
+  const std::string port = "sys/devices/pci0000:17/0000:17:00.0";
+  const std::string up = port + "/0000:18:00.0";
+  const std::string down = up + "/0000:19:04.0";
+  const std::string dev = down + "/0000:1a:00.0";
+  for (const std::string& f : {port, up, down, dev}) {
+    ASSERT_EQ(test::read_file(root_ / f / "numa_node"), "0\n") << "capture layout changed: " << f;
+  }
+  overwrite(port + "/local_cpulist", "0-3\n");
+  overwrite(down + "/local_cpulist", "zz\n");  // never read: no warning
+  overwrite(up + "/numa_node", "garbage\n");
+  overwrite(up + "/local_cpulist", "4-5\n");  // read: its numa_node is unusable
+  const std::string other = "sys/devices/pci0000:5d/0000:5d:02.0";  // another hierarchy
+  overwrite(other + "/local_cpulist", "6\n");
+  const Discovery d = discover();
+  EXPECT_EQ(function(d, "0000:17:00.0")->local_cpus.to_list(), "0-3");
+  EXPECT_EQ(function(d, "0000:18:00.0")->local_cpus.to_list(), "4-5");
+  EXPECT_EQ(function(d, "0000:19:04.0")->local_cpus.to_list(), "0-3");
+  EXPECT_EQ(function(d, "0000:1a:00.0")->local_cpus.to_list(), "0-3");
+  EXPECT_EQ(function(d, "0000:5d:02.0")->local_cpus.to_list(), "6");
+  for (const std::string& w : report(d, "pci").warnings) {
+    EXPECT_EQ(w.find(down + "/local_cpulist"), std::string::npos) << w;
+  }
+
+  // The first read finds nothing: the next function of the node reads its own.
+  fs::remove(root_ / port / "local_cpulist");
+  fs::remove(root_ / port / "local_cpus");
+  const Discovery again = discover();
+  EXPECT_TRUE(function(again, "0000:17:00.0")->local_cpus.empty());
+  EXPECT_EQ(function(again, "0000:19:04.0")->local_cpus.to_list(), "0-7,16-23")
+      << "its own file's garbage falls back to its local_cpus mask";
+  warning_naming(again, "pci", down + "/local_cpulist");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -222,7 +222,7 @@ bool PciFunctionReader::read_identity(const SysDir& dir, const PciAddress& addre
   return true;
 }
 
-PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
+PciFunctionRead PciFunctionReader::read(const PciEntry& e, LocalCpusByNode* memo) {
   PciFunctionRead out;
   warnings_ = &out.warnings;
   subsystem_read_ = false;
@@ -241,7 +241,37 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
     }
     opened.emplace(std::move(dir.value()));
   }
-  const SysDir& dir = *opened;
+  return read(e, *opened, memo);
+}
+
+// The local CPUs: on a NUMA kernel local_cpulist (and local_cpus) is the CPU mask of the node that
+// numa_node names, or every online CPU for -1 (drivers/pci/pci-sysfs.c, pci_dev_show_local_cpu),
+// so the functions of one hierarchy that name the same node read it once. A function whose
+// numa_node is absent or unusable reads its own; so does the next one when a read found nothing
+// usable.
+CpuSet PciFunctionReader::local_cpus(const SysDir& dir,
+                                     const std::optional<std::optional<std::uint32_t>>& numa,
+                                     LocalCpusByNode* memo) {
+  if (memo != nullptr && numa) {
+    for (const auto& [node, cpus] : *memo) {
+      if (node == *numa) return cpus;
+    }
+  }
+  CpuSet cpus;
+  if (auto list = parsed_attr<CpuSet>(dir, "local_cpulist", parse_cpulist)) {
+    cpus = std::move(*list);
+  } else if (auto mask = parsed_attr<CpuSet>(dir, "local_cpus", parse_cpumask)) {
+    cpus = std::move(*mask);  // kernels and captures without the list form
+  }
+  if (memo != nullptr && numa && !cpus.empty()) memo->emplace_back(*numa, cpus);
+  return cpus;
+}
+
+PciFunctionRead PciFunctionReader::read(const PciEntry& e, const SysDir& dir,
+                                        LocalCpusByNode* memo) {
+  PciFunctionRead out;
+  warnings_ = &out.warnings;
+  subsystem_read_ = false;
   PciFunctionInfo f;
   f.address = e.address;
   f.sysfs_path = e.sysfs_path;
@@ -281,13 +311,16 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e) {
         parsed_attr<std::uint32_t>(dir, "max_link_width", parse_link_width).value_or(0);
   }
 
-  if (auto cpus = parsed_attr<CpuSet>(dir, "local_cpulist", parse_cpulist)) {
-    f.local_cpus = std::move(*cpus);
-  } else if (auto mask = parsed_attr<CpuSet>(dir, "local_cpus", parse_cpumask)) {
-    f.local_cpus = std::move(*mask);  // kernels and captures without the list form
-  }
+  // numa_node before the local CPUs, which the kernel derives from it; their warnings keep the
+  // place they had when the CPUs were read first.
+  const std::size_t cpus_warnings_at = out.warnings.size();
   // Which node it names is checked against the platform later (resolve_numa).
   out.numa_attr = parsed_attr<std::optional<std::uint32_t>>(dir, "numa_node", parse_numa_node);
+  const std::size_t numa_warnings_at = out.warnings.size();
+  f.local_cpus = local_cpus(dir, out.numa_attr, memo);
+  std::rotate(out.warnings.begin() + static_cast<std::ptrdiff_t>(cpus_warnings_at),
+              out.warnings.begin() + static_cast<std::ptrdiff_t>(numa_warnings_at),
+              out.warnings.end());
   out.numa_warning_at = out.warnings.size();
   if (auto physfn = dir.read_link("physfn")) {
     const std::string& target = physfn.value();

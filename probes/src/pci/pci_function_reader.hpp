@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nodetopo/probes/parsers.hpp>
@@ -55,8 +56,18 @@ class PciFunctionReader {
  public:
   PciFunctionReader(const SysRoot& root, LibpciConfig libpci);
 
-  /// Reads one function; its NUMA node is left for resolve_numa().
-  [[nodiscard]] PciFunctionRead read(const PciEntry& entry);
+  /// The local CPUs already read for a numa_node value (-1: inner nullopt) in one hierarchy.
+  using LocalCpusByNode = std::vector<std::pair<std::optional<std::uint32_t>, CpuSet>>;
+
+  /// Reads one function; its NUMA node is left for resolve_numa(). With `memo`, the local CPUs
+  /// are taken from an earlier function of `memo` that named the same NUMA node (the kernel
+  /// derives them from the node), else read and added to it; the caller keeps one memo per
+  /// hierarchy, read in a fixed order, so that what is read does not depend on thread scheduling.
+  [[nodiscard]] PciFunctionRead read(const PciEntry& entry, LocalCpusByNode* memo = nullptr);
+  /// The same, from `dir`: the entry's directory, already opened (canonical for an entry read
+  /// through its joined path, PciEntry::lexical).
+  [[nodiscard]] PciFunctionRead read(const PciEntry& entry, const SysDir& dir,
+                                     LocalCpusByNode* memo);
 
  private:
   std::optional<std::string> optional_attr(const SysDir& dir, std::string_view attr);
@@ -69,6 +80,8 @@ class PciFunctionReader {
   std::optional<DecodedConfig> read_config(const SysDir& dir, const PciAddress& address);
   std::optional<PciUevent> optional_uevent(const SysDir& dir, const PciAddress& address);
   bool read_identity(const SysDir& dir, const PciAddress& address, PciFunctionInfo& f);
+  CpuSet local_cpus(const SysDir& dir, const std::optional<std::optional<std::uint32_t>>& numa,
+                    LocalCpusByNode* memo);
   void warn(std::string message, std::string path);
 
   const SysRoot& root_;

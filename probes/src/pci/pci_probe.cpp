@@ -20,6 +20,7 @@
 #include "pci/libpci_config.hpp"
 #include "pci/pci_cache.hpp"
 #include "pci/pci_device_path.hpp"
+#include "pci/pci_dir_chain.hpp"
 #include "pci/pci_function_reader.hpp"
 
 namespace nodetopo::probes {
@@ -223,17 +224,19 @@ class PciWalk {
     targets_ = std::move(kept_targets);
   }
 
-  // Reads the functions `which` (indexes into `entries`), on several threads when there are
-  // many. Results keep the entries' order, so the tree and the warnings do not depend on thread
-  // scheduling.
+  // Reads the functions `which` (indexes into `entries`), one hierarchy at a time per reader
+  // (hierarchies()), on several threads when there are many. Results keep the entries' order,
+  // and what a reader reads depends only on its hierarchy, so the tree and the warnings do not
+  // depend on thread scheduling.
   Result<void> read_all(const std::vector<PciEntry>& entries, const std::vector<std::size_t>& which,
                         std::vector<PciFunctionRead>& reads) {
     for (std::size_t i : which)
       read_now_[i] = 1;
     if (which.empty()) return {};
+    const std::vector<std::vector<std::size_t>> groups = hierarchies(entries, which);
     const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
     const auto threads = static_cast<unsigned>(
-        std::min<std::size_t>({std::size_t{hardware}, std::size_t{kMaxReaderThreads},
+        std::min<std::size_t>({std::size_t{hardware}, std::size_t{kMaxReaderThreads}, groups.size(),
                                (which.size() + kFunctionsPerThread - 1) / kFunctionsPerThread}));
     std::vector<PciFunctionReader> readers;
     for (unsigned t = 0; t < std::max(threads, 1U); ++t) {
@@ -243,8 +246,16 @@ class PciWalk {
     }
     std::atomic<std::size_t> next{0};
     auto work = [&](PciFunctionReader& reader) {
-      for (std::size_t k = next++; k < which.size(); k = next++)
-        reads[which[k]] = reader.read(entries[which[k]]);
+      for (std::size_t g = next++; g < groups.size(); g = next++) {
+        PciDirChain chain(root_);
+        PciFunctionReader::LocalCpusByNode local_cpus;
+        for (std::size_t i : groups[g]) {
+          const PciEntry& e = entries[i];
+          const SysDir* dir = e.lexical ? chain.open(e.sysfs_path) : nullptr;
+          reads[i] =
+              dir != nullptr ? reader.read(e, *dir, &local_cpus) : reader.read(e, &local_cpus);
+        }
+      }
     };
     if (readers.size() == 1) {
       work(readers.front());
@@ -255,6 +266,26 @@ class PciWalk {
       work(readers.front());
     }  // the pool joins here
     return {};
+  }
+
+  // The entries `which`, one group per root bus in path order (parents before children): one
+  // reader reads a group, opening each directory through its parent (PciDirChain) where the
+  // entry's path was joined from its link, and sharing the local CPUs of a NUMA node.
+  static std::vector<std::vector<std::size_t>> hierarchies(const std::vector<PciEntry>& entries,
+                                                           const std::vector<std::size_t>& which) {
+    std::vector<std::vector<std::size_t>> groups;
+    std::map<std::string_view, std::size_t> by_root_bus;
+    for (std::size_t i : which) {
+      const auto [it, added] = by_root_bus.try_emplace(entries[i].root_bus, groups.size());
+      if (added) groups.emplace_back();
+      groups[it->second].push_back(i);
+    }
+    for (std::vector<std::size_t>& group : groups) {
+      std::sort(group.begin(), group.end(), [&entries](std::size_t a, std::size_t b) {
+        return entries[a].sysfs_path < entries[b].sysfs_path;
+      });
+    }
+    return groups;
   }
 
   // Keeps every function read through a plain link for the next discovery.
