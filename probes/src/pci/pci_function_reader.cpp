@@ -23,6 +23,16 @@ std::optional<std::uint32_t> narrow(std::optional<std::uint64_t> v) {
   return static_cast<std::uint32_t>(*v);
 }
 
+// Whether the kernel can have given the function sriov_* attributes: it creates them only for a
+// PCI Express endpoint or root-complex integrated endpoint with an SR-IOV capability
+// (drivers/pci/iov.c, sriov_init). A function whose PCIe capability names another type (a root
+// or switch port, a legacy endpoint) has none; without a decoded capability it is asked.
+bool may_have_sriov(const std::optional<DecodedConfig>& config) {
+  if (!config || !config->port_type) return true;
+  return *config->port_type == PciePortType::kEndpoint ||
+         *config->port_type == PciePortType::kRootComplexEndpoint;
+}
+
 std::string attr_path(const SysRoot& root, const SysDir& dir, std::string_view attr) {
   return root.host_path(dir.rel() + "/" + std::string(attr));
 }
@@ -331,8 +341,8 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e, const SysDir& dir,
   }
   // Only a physical function can have virtual functions of its own: the kernel creates the
   // sriov_* attributes for functions with an SR-IOV capability, which a VF never has. Not
-  // asked of a VF, it saves a failed open per VF (512 on synthetic-64).
-  if (!f.is_virtual_function) {
+  // asked of a VF, it saves a failed open per VF (512 on synthetic-64), nor of a bridge.
+  if (!f.is_virtual_function && may_have_sriov(config)) {
     f.sriov_total_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_totalvfs", parse_uint));
     if (f.sriov_total_vfs) {
       f.sriov_num_vfs = narrow(parsed_attr<std::uint64_t>(dir, "sriov_numvfs", parse_uint));

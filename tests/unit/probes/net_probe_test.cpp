@@ -191,6 +191,42 @@ TEST(NetProbe, NoClassDirectoryMeansUnavailable) {
   EXPECT_EQ(report_of(d, "pci").status, ProbeStatus::kOk);
 }
 
+// A 256-byte config space whose capability list holds a PCI Express capability of port type
+// `type` (the 4-bit field of its flags), with header type `header`.
+std::string pcie_config(std::uint16_t vendor, std::uint16_t device, unsigned type, int header) {
+  std::string config(256, '\0');
+  config[0] = static_cast<char>(vendor & 0xff);
+  config[1] = static_cast<char>(vendor >> 8);
+  config[2] = static_cast<char>(device & 0xff);
+  config[3] = static_cast<char>(device >> 8);
+  config[0x06] = 0x10;  // status: a capability list
+  config[0x0e] = static_cast<char>(header);
+  config[0x34] = 0x40;  // the list's first capability
+  config[0x40] = 0x10;  // PCI Express, the last capability
+  config[0x42] = static_cast<char>((type << 4) | 2);
+  return config;
+}
+
+// The kernel creates sriov_* attributes only for endpoints (drivers/pci/iov.c, sriov_init): a
+// root or switch port's are not read, even planted; an endpoint's are.
+TEST(NetProbe, SriovAttributesAreReadForEndpointsOnly) {
+  FakeHost host;
+  const std::string port = host.add_pci({"0000:3a:00.0", 0x8086, 0x352a, 0x060400, "pcieport"});
+  host.write(port + "/config", pcie_config(0x8086, 0x352a, 0x4, 1));
+  host.write(port + "/sriov_totalvfs", "8\n");
+  const std::string nic = host.add_pci({"0000:3b:00.0", 0x15b3, 0x101d, 0x020000, "mlx5_core"});
+  host.write(nic + "/config", pcie_config(0x15b3, 0x101d, 0x0, 0));
+  host.write(nic + "/sriov_totalvfs", "8\n");
+  const auto d = run(host.sys_root(), device_probes());
+  const Topology& topo = d.topology;
+  const auto& port_info = topo.node(*topo.find("pci/0000:3a:00.0")).as<PciFunctionInfo>();
+  ASSERT_EQ(port_info.port_type, PciePortType::kRootPort) << "the test's config is decoded";
+  EXPECT_FALSE(port_info.sriov_total_vfs);
+  const auto& nic_info = topo.node(*topo.find("pci/0000:3b:00.0")).as<PciFunctionInfo>();
+  ASSERT_EQ(nic_info.port_type, PciePortType::kEndpoint);
+  EXPECT_EQ(nic_info.sriov_total_vfs, 8U);
+}
+
 TEST(NetProbe, SriovVirtualFunctionsAreFunctionsAndNoteTheirPhysicalFunction) {
   FakeHost host;
   const std::string pf = host.add_pci({"0000:3b:00.0", 0x15b3, 0x101d, 0x020000, "mlx5_core"});
