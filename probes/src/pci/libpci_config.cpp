@@ -176,9 +176,14 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
     out.secondary_bus = pci_read_byte(dev, PCI_SECONDARY_BUS);
     out.subordinate_bus = pci_read_byte(dev, PCI_SUBORDINATE_BUS);
   }
+  // Without the status register's capability-list bit there is no capability at all, so no
+  // PCI Express capability: known from the header alone.
+  if ((word(config, PCI_STATUS) & PCI_STATUS_CAP_LIST) == 0) out.pcie = false;
   if (config.size() >= kPciConfigStandardSize) {
     pci_fill_info(dev, PCI_FILL_CAPS);
+    out.pcie = false;
     if (pci_cap* cap = pci_find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
+      out.pcie = true;
       const int at = static_cast<int>(cap->addr);
       if (static_cast<std::size_t>(at + PCI_EXP_LNKSTA + 2) > config.size()) out.past_buffer = true;
       const unsigned flags = pci_read_word(dev, at + PCI_EXP_FLAGS);

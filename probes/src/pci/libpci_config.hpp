@@ -30,6 +30,10 @@ struct DecodedConfig {
   /// From the PCI Express capability; needs the capability area (256 bytes): unprivileged reads
   /// of `config` return only the 64-byte header.
   std::optional<PciePortType> port_type;
+  /// Whether the function has a PCI Express capability: known when the capability area was
+  /// decoded, or when the header's status register says there is no capability list; nullopt
+  /// from a bare header that has one.
+  std::optional<bool> pcie;
   /// Link Status and Link Capabilities of the PCI Express capability: the registers behind
   /// sysfs' current_link_* and max_link_* attributes. Unknown (zero) without the capability.
   PcieLink link_current;

@@ -25,10 +25,13 @@ std::optional<std::uint32_t> narrow(std::optional<std::uint64_t> v) {
 
 // Whether the kernel can have given the function sriov_* attributes: it creates them only for a
 // PCI Express endpoint or root-complex integrated endpoint with an SR-IOV capability
-// (drivers/pci/iov.c, sriov_init). A function whose PCIe capability names another type (a root
-// or switch port, a legacy endpoint) has none; without a decoded capability it is asked.
+// (drivers/pci/iov.c, sriov_init). A function that is not PCI Express, or whose PCIe capability
+// names another type (a root or switch port, a legacy endpoint), has none; without a decoded
+// capability it is asked.
 bool may_have_sriov(const std::optional<DecodedConfig>& config) {
-  if (!config || !config->port_type) return true;
+  if (!config) return true;
+  if (config->pcie == false) return false;
+  if (!config->port_type) return true;
   return *config->port_type == PciePortType::kEndpoint ||
          *config->port_type == PciePortType::kRootComplexEndpoint;
 }
@@ -310,7 +313,9 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e, const SysDir& dir,
   if (config && config->port_type) {
     f.link_current = config->link_current;
     f.link_max = config->link_max;
-  } else {
+  } else if (!config || config->pcie != false) {
+    // The kernel shows the *_link_* attributes of PCI Express functions only
+    // (drivers/pci/pci-sysfs.c, pcie_dev_attrs_are_visible): not asked of a conventional one.
     f.link_current.speed_mts =
         parsed_attr<std::uint32_t>(dir, "current_link_speed", parse_link_speed).value_or(0);
     f.link_current.width =

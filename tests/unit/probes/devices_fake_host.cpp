@@ -68,6 +68,7 @@ std::string FakeHost::add_pci(const Pci& pci, const std::string& parent_dir) con
   config[1] = static_cast<char>(pci.vendor >> 8);
   config[2] = static_cast<char>(pci.device & 0xff);
   config[3] = static_cast<char>(pci.device >> 8);
+  config[6] = 0x10;  // status: a capability list, as every PCI Express function has
   config[9] = static_cast<char>(pci.class_code & 0xff);
   config[10] = static_cast<char>((pci.class_code >> 8) & 0xff);
   config[11] = static_cast<char>((pci.class_code >> 16) & 0xff);

@@ -227,6 +227,34 @@ TEST(NetProbe, SriovAttributesAreReadForEndpointsOnly) {
   EXPECT_EQ(nic_info.sriov_total_vfs, 8U);
 }
 
+// A function whose header says it has no capability list is not PCI Express: the kernel shows
+// it no *_link_* and no sriov_* attributes (pcie_dev_attrs_are_visible, sriov_init), so planted
+// ones are not read. With the bit set and only the 64-byte header readable (an unprivileged
+// read), they are.
+TEST(NetProbe, ConventionalPciFunctionsAreNotAskedForPcieAttributes) {
+  FakeHost host;
+  std::vector<std::string> dirs;
+  for (const char* bdf : {"0000:00:03.0", "0000:00:04.0"}) {
+    dirs.push_back(host.add_pci({bdf, 0x8086, 0x100e, 0x020000, "e1000"}));
+    host.write(dirs.back() + "/current_link_speed", "8.0 GT/s PCIe\n");
+    host.write(dirs.back() + "/current_link_width", "8\n");
+    host.write(dirs.back() + "/sriov_totalvfs", "4\n");
+  }
+  std::string conventional = pcie_config(0x8086, 0x100e, 0, 0).substr(0, 64);
+  conventional[0x06] = 0;  // no capability list
+  host.write(dirs[0] + "/config", conventional);
+  const auto d = run(host.sys_root(), device_probes());
+  const Topology& topo = d.topology;
+  const auto& plain = topo.node(*topo.find("pci/0000:00:03.0")).as<PciFunctionInfo>();
+  EXPECT_EQ(plain.link_current.speed_mts, 0U);
+  EXPECT_EQ(plain.link_current.width, 0U);
+  EXPECT_FALSE(plain.sriov_total_vfs);
+  const auto& header_only = topo.node(*topo.find("pci/0000:00:04.0")).as<PciFunctionInfo>();
+  EXPECT_EQ(header_only.link_current.speed_mts, 8000U);
+  EXPECT_EQ(header_only.link_current.width, 8U);
+  EXPECT_EQ(header_only.sriov_total_vfs, 4U);
+}
+
 TEST(NetProbe, SriovVirtualFunctionsAreFunctionsAndNoteTheirPhysicalFunction) {
   FakeHost host;
   const std::string pf = host.add_pci({"0000:3b:00.0", 0x15b3, 0x101d, 0x020000, "mlx5_core"});
