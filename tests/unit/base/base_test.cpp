@@ -22,6 +22,7 @@
 #include <nodetopo/base/strings.hpp>
 #include <nodetopo/base/yaml_reader.hpp>
 
+#include "sha256_impl.hpp"
 #include "test_support.hpp"
 
 namespace nodetopo {
@@ -160,13 +161,51 @@ TEST(YamlReader, TopLevelOfTheWrongTypeUsesTheDocumentName) {
 // ---------------------------------------------------------------------------------------------
 // SHA-256
 
-TEST(Sha256, FipsVectors) {
-  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+// Both compressions (the SHA extensions where this CPU has them, and the portable code) and
+// the public function, which takes the fastest.
+class Sha256Paths : public ::testing::TestWithParam<detail::Sha256Impl> {};
+
+INSTANTIATE_TEST_SUITE_P(Impls, Sha256Paths,
+                         ::testing::Values(detail::Sha256Impl::kShaNi,
+                                           detail::Sha256Impl::kPortable),
+                         [](const auto& param_info) {
+                           return param_info.param == detail::Sha256Impl::kShaNi ? "ShaNi"
+                                                                                 : "Portable";
+                         });
+
+TEST_P(Sha256Paths, FipsVectors) {
+  const auto hash = [](std::string_view s) { return detail::sha256_hex(s, GetParam()); };
+  EXPECT_EQ(hash(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hash("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+  EXPECT_EQ(hash(std::string(1000000, 'a')),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// Every length up to 17 blocks, and a long input, in bytes of every value: each block count
+// and tail, every carry of the message schedule.
+TEST(Sha256, ExtensionsAndPortableCodeAgreeOnEveryLength) {
+  std::string data(1100, '\0');
+  std::uint32_t x = 2463534242U;  // xorshift32
+  for (char& c : data) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    c = static_cast<char>(x);
+  }
+  for (std::size_t n = 0; n <= data.size(); ++n) {
+    const std::string_view s(data.data(), n);
+    ASSERT_EQ(detail::sha256_hex(s, detail::Sha256Impl::kShaNi),
+              detail::sha256_hex(s, detail::Sha256Impl::kPortable))
+        << n << " bytes";
+  }
+  std::string big;
+  for (int i = 0; i < 3000; ++i)
+    big += data;
+  EXPECT_EQ(detail::sha256_hex(big, detail::Sha256Impl::kShaNi),
+            detail::sha256_hex(big, detail::Sha256Impl::kPortable));
+  EXPECT_EQ(sha256_hex(big), detail::sha256_hex(big, detail::Sha256Impl::kPortable));
 }
 
 TEST(Sha256, PaddingBoundariesMatchSha256sum) {
