@@ -534,6 +534,16 @@ TEST_F(RefresherTest, RendersOnlyWhenSomethingChanged) {
   auto json = core::render(*first.snapshot, core::DocumentKind::kDump, "json");
   ASSERT_TRUE(json.ok());
   EXPECT_EQ(first.documents->documents.at("dump/json"), json.value());
+  // Every document is what render() alone prints: the refresh's RenderShared only computes once
+  // what the formats of a kind (and the labels and the shape) have in common.
+  for (const core::ServedDocument& d : core::agent_documents()) {
+    auto alone = core::render(*first.snapshot, d.kind, d.format);
+    if (alone.ok()) {
+      EXPECT_EQ(first.documents->documents.at(d.key), alone.value()) << d.key;
+    } else {
+      EXPECT_TRUE(first.documents->errors.contains(d.key)) << d.key;
+    }
+  }
 
   // A PCI event on a GPU that changed nothing: same digest, the same documents, not rendered.
   const std::vector<std::string> gpus = functions_of_class(root, "0x0302");

@@ -69,10 +69,12 @@ Result<Refreshed> Refresher::refresh(const OpenedHost& host, SnapshotOptions opt
   std::string digest_input = snap.digest;
   digest_input += '\0';
   digest_input += snap.node_name;
+  RenderShared shared;  // the labels, slices, shape, ... of several documents, computed once
   for (const ServedDocument& d : served_) {
     // The dump's JSON is the model itself (render() gives these bytes): not rendered twice.
-    auto doc = d.kind == DocumentKind::kDump && d.format == "json" ? Result<std::string>(model)
-                                                                   : render(snap, d.kind, d.format);
+    auto doc = d.kind == DocumentKind::kDump && d.format == "json"
+                   ? Result<std::string>(model)
+                   : render(snap, d.kind, d.format, {}, shared);
     const bool in_digest = depends_on_node_settings(d.kind);
     if (in_digest) digest_input += '\0';
     if (doc) {
@@ -85,7 +87,8 @@ Result<Refreshed> Refresher::refresh(const OpenedHost& host, SnapshotOptions opt
     }
   }
   out.digest = sha256_hex(digest_input);
-  documents->shape = compute_shape(snap.topology()).hash;
+  if (!shared.shape) shared.shape = compute_shape(snap.topology());
+  documents->shape = shared.shape->hash;
   out.documents = documents;
   out.rendered = true;
 

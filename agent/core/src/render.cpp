@@ -27,24 +27,30 @@ std::string render_dump(const NodeSnapshot& s, std::string_view format) {
   return exporters::render_text_tree(d.topology, d.reports);
 }
 
-std::string render_matrix(const NodeSnapshot& s, std::string_view format) {
-  const exporters::DeviceMatrix matrix = exporters::build_device_matrix(s.topology());
+std::string render_matrix(const NodeSnapshot& s, std::string_view format, RenderShared& shared) {
+  if (!shared.matrix) shared.matrix = exporters::build_device_matrix(s.topology());
+  const exporters::DeviceMatrix& matrix = *shared.matrix;
   return format == "json" ? exporters::render_matrix_json(matrix)
                           : exporters::render_matrix_text(matrix);
 }
 
 Result<std::string> render_slices(const NodeSnapshot& s, std::string_view format,
-                                  const RenderOptions& opts) {
-  auto slices = build_slices(s, opts);
+                                  const RenderOptions& opts, RenderShared& shared) {
+  if (!shared.slices) shared.slices = build_slices(s, opts);
+  const auto& slices = *shared.slices;
   if (!slices) return slices.error();
-  return format == "json" ? exporters::dra::render_slices_json(*slices)
-                          : exporters::dra::render_slices_yaml(*slices);
+  if (!shared.slice_objects) shared.slice_objects = exporters::dra::slices_to_json(*slices);
+  return format == "json" ? exporters::dra::render_slice_objects_json(*shared.slice_objects)
+                          : exporters::dra::render_slice_objects_yaml(*shared.slice_objects);
 }
 
 Result<std::string> render_labels(const NodeSnapshot& s, std::string_view format,
-                                  const RenderOptions& opts) {
-  const exporters::LabelMap labels =
-      exporters::compute_labels(s.topology(), exporters::choose_instance_labels(s.instance, {}));
+                                  const RenderOptions& opts, RenderShared& shared) {
+  if (!shared.labels) {
+    shared.labels =
+        exporters::compute_labels(s.topology(), exporters::choose_instance_labels(s.instance, {}));
+  }
+  const exporters::LabelMap& labels = *shared.labels;
   if (const auto problems = exporters::validate_labels(labels); !problems.empty()) {
     std::string message = "invalid labels:";
     for (const auto& p : problems)
@@ -62,16 +68,19 @@ Result<std::string> render_labels(const NodeSnapshot& s, std::string_view format
   return exporters::render_labels_plain(labels);
 }
 
-Result<std::string> render_nrt(const NodeSnapshot& s, std::string_view format) {
+Result<std::string> render_nrt(const NodeSnapshot& s, std::string_view format,
+                               RenderShared& shared) {
   if (s.node_name.empty()) return make_error(ErrorCode::kInvalid, s.node_error);
-  auto object = exporters::render_nrt(s.topology(), s.node_name);
+  if (!shared.nrt) shared.nrt = exporters::render_nrt(s.topology(), s.node_name);
+  const auto& object = *shared.nrt;
   if (!object) return object.error();
   if (format == "json") return object->dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   return exporters::to_yaml(object.value());
 }
 
-std::string render_shape(const NodeSnapshot& s, std::string_view format) {
-  const ShapeFingerprint shape = compute_shape(s.topology());
+std::string render_shape(const NodeSnapshot& s, std::string_view format, RenderShared& shared) {
+  if (!shared.shape) shared.shape = compute_shape(s.topology());
+  const ShapeFingerprint& shape = *shared.shape;
   if (format == "json") {
     Json j;
     j["shape"] = shape.hash;
@@ -152,6 +161,12 @@ Result<void> check_render(DocumentKind kind, std::string_view format,
 
 Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind, std::string_view format,
                            const RenderOptions& options) {
+  RenderShared shared;
+  return render(snapshot, kind, format, options, shared);
+}
+
+Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind, std::string_view format,
+                           const RenderOptions& options, RenderShared& shared) {
   if (auto checked = check_render(kind, format, options); !checked) return checked.error();
   // A published document replaces the last one: from a degraded discovery it would withdraw
   // what the failed probe misses (docs/reliability.md). Only the views show one.
@@ -165,15 +180,15 @@ Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind, std:
     case DocumentKind::kDump:
       return render_dump(snapshot, format);
     case DocumentKind::kMatrix:
-      return render_matrix(snapshot, format);
+      return render_matrix(snapshot, format, shared);
     case DocumentKind::kResourceSlices:
-      return render_slices(snapshot, format, options);
+      return render_slices(snapshot, format, options, shared);
     case DocumentKind::kLabels:
-      return render_labels(snapshot, format, options);
+      return render_labels(snapshot, format, options, shared);
     case DocumentKind::kNrt:
-      return render_nrt(snapshot, format);
+      return render_nrt(snapshot, format, shared);
     case DocumentKind::kShape:
-      return render_shape(snapshot, format);
+      return render_shape(snapshot, format, shared);
   }
   return make_error(ErrorCode::kInvalid, "unknown document kind");
 }

@@ -383,22 +383,34 @@ Json slice_to_json(const ResourceSlice& s) {
   return j;
 }
 
-std::string render_slices_yaml(std::span<const ResourceSlice> slices) {
-  std::vector<Json> docs;
-  docs.reserve(slices.size());
+std::vector<Json> slices_to_json(std::span<const ResourceSlice> slices) {
+  std::vector<Json> objects;
+  objects.reserve(slices.size());
   for (const ResourceSlice& s : slices)
-    docs.push_back(slice_to_json(s));
-  return to_yaml_stream(docs);
+    objects.push_back(slice_to_json(s));
+  return objects;
 }
 
-std::string render_slices_json(std::span<const ResourceSlice> slices) {
+std::string render_slice_objects_yaml(std::span<const Json> objects) {
+  return to_yaml_stream(objects);
+}
+
+std::string render_slice_objects_json(std::span<const Json> objects) {
   Json list;
   list["apiVersion"] = "v1";
   list["kind"] = "List";
   list["items"] = Json::array();
-  for (const ResourceSlice& s : slices)
-    list["items"].push_back(slice_to_json(s));
+  for (const Json& o : objects)
+    list["items"].push_back(o);
   return list.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string render_slices_yaml(std::span<const ResourceSlice> slices) {
+  return render_slice_objects_yaml(slices_to_json(slices));
+}
+
+std::string render_slices_json(std::span<const ResourceSlice> slices) {
+  return render_slice_objects_json(slices_to_json(slices));
 }
 
 }  // namespace nodetopo::exporters::dra

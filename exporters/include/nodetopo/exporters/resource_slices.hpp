@@ -46,6 +46,14 @@ Result<std::vector<ResourceSlice>> build_resource_slices(const Topology& topolog
 /// k8s.io/api resource/v1.
 nlohmann::ordered_json slice_to_json(const ResourceSlice& slice);
 
+/// slice_to_json() of every slice, in order: what both renderings below print, for a caller
+/// that prints both (core::RenderShared).
+std::vector<nlohmann::ordered_json> slices_to_json(std::span<const ResourceSlice> slices);
+/// The slices' objects (slices_to_json()) as render_slices_yaml() and render_slices_json() print
+/// them.
+std::string render_slice_objects_yaml(std::span<const nlohmann::ordered_json> objects);
+std::string render_slice_objects_json(std::span<const nlohmann::ordered_json> objects);
+
 /// Every slice as a YAML multi-document stream.
 std::string render_slices_yaml(std::span<const ResourceSlice> slices);
 /// Every slice in a `v1` List, two-space indented JSON.

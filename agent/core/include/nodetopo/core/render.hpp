@@ -4,14 +4,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <nodetopo/base/error.hpp>
 #include <nodetopo/core/snapshot.hpp>
 #include <nodetopo/exporters/dra_types.hpp>
 #include <nodetopo/exporters/json_model.hpp>
+#include <nodetopo/exporters/matrix.hpp>
+#include <nodetopo/exporters/node_labels.hpp>
+#include <nodetopo/topology/shape.hpp>
 
 namespace nodetopo::core {
 
@@ -57,6 +63,25 @@ struct RenderOptions {
 [[nodiscard]] Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind,
                                          std::string_view format,
                                          const RenderOptions& options = {});
+
+/// What the documents of one snapshot have in common across their formats (the labels of the
+/// four label formats, the slices of YAML and JSON, the shape of the labels and of the shape
+/// documents, ...): computed by the first render() that needs it and taken by the next ones given
+/// the same RenderShared. Only for documents of one snapshot rendered with the same options;
+/// core::Refresher renders the agent's documents through one. Not for use by several threads.
+struct RenderShared {
+  std::optional<ShapeFingerprint> shape;
+  std::optional<exporters::LabelMap> labels;
+  std::optional<Result<std::vector<exporters::dra::ResourceSlice>>> slices;
+  std::optional<std::vector<nlohmann::ordered_json>> slice_objects;  ///< of `slices`, when built
+  std::optional<Result<nlohmann::ordered_json>> nrt;
+  std::optional<exporters::DeviceMatrix> matrix;
+};
+
+/// render(), with what the documents rendered through `shared` have in common computed once.
+[[nodiscard]] Result<std::string> render(const NodeSnapshot& snapshot, DocumentKind kind,
+                                         std::string_view format, const RenderOptions& options,
+                                         RenderShared& shared);
 
 /// render(), the document handed to `sink` in order instead of returned. The JSON model of a dump
 /// is streamed as it is written, in pieces of about 16 KiB, so the process never holds all of it
