@@ -11,13 +11,12 @@
 #include <array>
 #include <cstdint>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    __has_include(<sys/platform/x86.h>)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NODETOPO_SHA256_SHANI 1
 #include <immintrin.h>
-#include <sys/platform/x86.h>
 #endif
 
+#include <nodetopo/base/cpu_features.hpp>
 #include <nodetopo/base/hex.hpp>
 #include <nodetopo/base/sha256.hpp>
 
@@ -149,10 +148,7 @@ using Compress = void (*)(State&, const unsigned char*, std::size_t);
 
 Compress compress_for(detail::Sha256Impl impl) {
 #if NODETOPO_SHA256_SHANI
-  if (impl == detail::Sha256Impl::kShaNi && CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSE4_1) &&
-      CPU_FEATURE_ACTIVE(SSSE3)) {
-    return compress_shani;
-  }
+  if (impl == detail::Sha256Impl::kShaNi && cpu_has_sha256_extensions()) return compress_shani;
 #else
   (void)impl;
 #endif

@@ -18,17 +18,15 @@
 #include <emmintrin.h>
 #endif
 // AVX2 is taken where the CPU has it (function attributes, no -mavx2: Debian's amd64 baseline
-// is SSE2). Whether it has it is asked of glibc (<sys/platform/x86.h>, glibc 2.33), which read
-// CPUID once at start-up anyway, not of __builtin_cpu_supports(): libgcc's constructor behind it
-// runs CPUID a dozen more times, and in a virtual machine every CPUID is a trap to the hypervisor
-// (15 us each measured on the benchmark VM: 0.18 ms more per exec).
-#if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)) && \
-    __has_include(<sys/platform/x86.h>)
+// is SSE2), asked of glibc through base's cpu_has_avx2(), not of __builtin_cpu_supports():
+// libgcc's constructor behind the builtin runs CPUID a dozen more times, and in a virtual machine
+// every CPUID is a trap to the hypervisor (0.18 ms more per exec on the benchmark VM).
+#if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
 #define NODETOPO_PCI_IDS_AVX2 1
 #include <immintrin.h>
-#include <sys/platform/x86.h>
 #endif
 
+#include <nodetopo/base/cpu_features.hpp>
 #include <nodetopo/base/hex.hpp>
 #include <nodetopo/probes/pci_ids.hpp>
 
@@ -265,7 +263,7 @@ using Finders = std::array<Finder, 3>;
 
 Finders finders_for(detail::PciIdsScan scan) {
 #if NODETOPO_PCI_IDS_AVX2
-  if (scan == detail::PciIdsScan::kAvx2 && CPU_FEATURE_ACTIVE(AVX2)) {
+  if (scan == detail::PciIdsScan::kAvx2 && cpu_has_avx2()) {
     return {next_mark_avx2<Find::kOutside>, next_mark_avx2<Find::kInside>,
             next_mark_avx2<Find::kDigits>};
   }
