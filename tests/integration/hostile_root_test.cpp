@@ -125,6 +125,23 @@ TEST_F(HostileRoot, AbsoluteAndClimbingLinksInHwlocFilesStayInside) {
   }
 }
 
+// hwloc 2.9 opens `<root>/proc/mounts` by name, through setmntent(), when it looks for cgroup
+// mounts: the kernel would follow a link out of the root there, and a FIFO nobody writes at the
+// other end would hang the load.
+TEST_F(HostileRoot, MountTableLinkedOutsideIsNotOpened) {
+  const fs::path fifo = tmp_.path() / "outside-fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const fs::path p = clear("proc/mounts");
+  fs::create_symlink(fifo, p);
+  expect_finished(dump());
+  fs::remove(p);
+  std::string up;
+  for (std::size_t i = 0; i < 40; ++i)
+    up += "../";
+  fs::create_symlink(up + fifo.relative_path().string(), p);
+  expect_finished(dump());
+}
+
 TEST_F(HostileRoot, ProcLinkedToTheLiveProcIsNotTheLiveMachine) {
   fs::remove_all(root_ / "proc");
   const auto without = dump("json");
@@ -196,6 +213,8 @@ const std::vector<std::string>& special_file_places() {
       "sys/devices/pci0000:00/0000:00:1c.0/0000:01:00.0/uevent",
       "sys/devices/pci0000:00/0000:00:1c.0/0000:01:00.0/config",
       "proc/sys/kernel/hostname",
+      // hwloc opens this one by name (setmntent), not through its root descriptor.
+      "proc/mounts",
   };
   return places;
 }

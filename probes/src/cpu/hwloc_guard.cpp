@@ -19,6 +19,8 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <mntent.h>
+#include <stdio_ext.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,6 +46,7 @@ using OpenatFn = int (*)(int, const char*, int, ...);
 using FaccessatFn = int (*)(int, const char*, int, int);
 using FstatatFn = int (*)(int, const char*, struct stat*, int);
 using ReadlinkatFn = ssize_t (*)(int, const char*, char*, std::size_t);
+using SetmntentFn = FILE* (*)(const char*, const char*);
 
 OpenatFn real_openat() {
   static const OpenatFn fn = next_symbol<OpenatFn>("openat");
@@ -59,6 +62,10 @@ FstatatFn real_fstatat() {
 }
 ReadlinkatFn real_readlinkat() {
   static const ReadlinkatFn fn = next_symbol<ReadlinkatFn>("readlinkat");
+  return fn;
+}
+SetmntentFn real_setmntent() {
+  static const SetmntentFn fn = next_symbol<SetmntentFn>("setmntent");
   return fn;
 }
 
@@ -131,6 +138,55 @@ struct HwlocGuard::Access {
     ++guard.skipped_calls_;
     errno = ENOENT;
     return true;
+  }
+
+  // The active containing guard when `path` lies under its root as hwloc spells it (the
+  // HWLOC_FSROOT string, then '/'), with the rest of the path; else nullptr. For the one file
+  // hwloc 2.9 opens by name instead of through the root descriptor: `<root>/proc/mounts`, which
+  // it hands to setmntent() ("setmntent() doesn't support openat()", topology-linux.c).
+  static HwlocGuard* guarding_named(const char* path, std::string_view* rel) {
+    HwlocGuard* guard = t_guard;
+    if (guard == nullptr || !guard->valid_ || !guard->mode_.contain || path == nullptr) {
+      return nullptr;
+    }
+    const std::string_view root = guard->root_.path().native();
+    const std::string_view named = path;
+    if (root.empty() || !named.starts_with(root) || named.substr(root.size(), 1) != "/") {
+      return nullptr;
+    }
+    *rel = relative(path + root.size());
+    return guard;
+  }
+
+  // setmntent() for hwloc on a containing guard's root: the file opened as every other hwloc
+  // open (inside the root, read-only, non-blocking, a bounded regular file or refused with a
+  // warning naming it) and handed over as glibc's setmntent() hands its own stream.
+  static FILE* open_mount_table(HwlocGuard& guard, std::string_view rel, const char* mode) {
+    const bool read_only = mode != nullptr && std::strpbrk(mode, "wa+") == nullptr;
+    int root_fd = guard.root_fd_;
+    int opened_root = -1;
+    if (root_fd < 0) {
+      opened_root = ::open(guard.root_.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (opened_root < 0) return nullptr;
+      root_fd = opened_root;
+    }
+    const int fd = open_file(guard, root_fd, rel, read_only ? O_RDONLY : O_RDWR);
+    const int err = errno;
+    if (opened_root >= 0) ::close(opened_root);
+    if (fd < 0) {
+      errno = err;
+      return nullptr;
+    }
+    FILE* stream = ::fdopen(fd, "r");
+    if (stream == nullptr) {
+      const int fdopen_err = errno;
+      ::close(fd);
+      errno = fdopen_err;
+      return nullptr;
+    }
+    // As glibc's setmntent(): the stream is read by the caller's thread only.
+    ::__fsetlocking(stream, FSETLOCKING_BYCALLER);
+    return stream;
   }
 
   static bool is_cpuinfo(const HwlocGuard& guard, const char* path) {
@@ -465,4 +521,12 @@ extern "C" ssize_t readlinkat(int dirfd, const char* __restrict path, char* __re
     return n;
   }
   return nodetopo::probes::detail::real_readlinkat()(dirfd, path, buf, len);
+}
+
+extern "C" FILE* setmntent(const char* file, const char* mode) noexcept {
+  std::string_view rel;
+  if (HwlocGuard* guard = HwlocGuard::Access::guarding_named(file, &rel)) {
+    return HwlocGuard::Access::open_mount_table(*guard, rel, mode);
+  }
+  return nodetopo::probes::detail::real_setmntent()(file, mode);
 }

@@ -8,7 +8,11 @@
 // nodetopo itself (the executable's definitions take precedence over libc's for libhwloc's
 // calls). While a guard is active on the calling thread, a call whose directory descriptor is the
 // guarded root is resolved by the kernel with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS):
-// absolute links and ".." stay inside the root, exactly as a capture is meant to be read. Opens
+// absolute links and ".." stay inside the root, exactly as a capture is meant to be read. One
+// file hwloc 2.9 opens by name, not through its root descriptor: `<root>/proc/mounts`, given to
+// setmntent() (which has no openat form) when it looks for cgroup mounts; the guard defines
+// setmntent() too and opens that path the same way, so a mount table linked out of the root,
+// or one that is a FIFO or device node, is neither read outside nor waited on. Opens
 // are made non-blocking, and only regular files of bounded size and directories are handed to
 // hwloc: a FIFO, device node or socket, or a huge file, is refused with a warning naming it.
 // Every other call (other threads, other descriptors, no guard) is forwarded to libc untouched.
