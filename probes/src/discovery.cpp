@@ -22,6 +22,7 @@
 #include <nodetopo/probes/nvml_probe.hpp>
 #include <nodetopo/probes/pci_probe.hpp>
 #include <nodetopo/probes/rdma_probe.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 
 namespace nodetopo::probes {
 
@@ -66,6 +67,11 @@ Result<void> guarded(F&& step) {
 }
 
 }  // namespace
+
+bool overlap_pays(const SysRoot& root) {
+  auto dir = root.open_dir("sys/bus/pci/devices");
+  return dir && dir.value().entries().size() >= kOverlapMinPciFunctions;
+}
 
 Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Probe>>& probes,
                      const ProbeOptions& options, DiscoveryCache* cache) {
@@ -130,7 +136,10 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     return true;
   };
   std::thread beside;
-  if (!early.empty() && !reuse_platform && options.overlap && usable_cpus() > 1) {
+  const bool may_overlap = options.overlap == ProbeOptions::Overlap::kAlways ||
+                           (options.overlap == ProbeOptions::Overlap::kAuto && !early.empty() &&
+                            !reuse_platform && overlap_pays(root));
+  if (!early.empty() && !reuse_platform && may_overlap && usable_cpus() > 1) {
     for (std::size_t i : early)
       contexts[i]->hold_log();
     try {

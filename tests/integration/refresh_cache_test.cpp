@@ -67,7 +67,9 @@ class Host {
   std::string snapshot(DiscoveryCache* cache, bool overlap = true,
                        probes::SysRoot::PathWalk walk = probes::SysRoot::PathWalk::kKernelChecked) {
     probes::ProbeOptions options = host_->probe_options();
-    options.overlap = overlap;
+    // The overlap asked for whatever the root's size (overlap_pays() is tested on its own).
+    options.overlap =
+        overlap ? probes::ProbeOptions::Overlap::kAlways : probes::ProbeOptions::Overlap::kNever;
     auto root = probes::SysRoot::open(this->root(), probes::SysRoot::Liveness::kCapture, walk);
     EXPECT_TRUE(root.ok());
     const probes::Discovery d = probes::discover(root.value(), options, cache);
@@ -614,6 +616,28 @@ TEST(ProbeOverlap, SameOutputAsOneProbeAfterTheOther) {
   const std::string serial = host.snapshot(nullptr, false);
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(host.snapshot(nullptr, true), serial);
+}
+
+// The second thread only where the PCI walk is large enough to pay for it: 64 functions in the
+// root, whatever its CPUs.
+TEST(ProbeOverlap, SecondThreadOnlyWhereItPays) {
+  struct Case {
+    const char* profile;
+    bool pays;
+  };
+  for (const Case& c : {
+           Case{"dgx-h100", true},                             // 84 functions
+           Case{"synthetic:gpus=4,nics=12,sockets=1", true},   // 64 functions, 64 CPUs
+           Case{"synthetic:gpus=4,nics=11,sockets=1", false},  // 60 functions
+           Case{"mi300x", false},                              // 55 functions, 384 CPUs
+           Case{"cpu-only", false},                            // 9 functions, 128 CPUs
+       }) {
+    SCOPED_TRACE(c.profile);
+    Host host(c.profile);
+    auto root = probes::SysRoot::open(host.root(), probes::SysRoot::Liveness::kCapture);
+    ASSERT_TRUE(root.ok());
+    EXPECT_EQ(probes::overlap_pays(root.value()), c.pays);
+  }
 }
 
 // The net and RDMA entries are read ahead, beside the PCI walk, and attached afterwards: their

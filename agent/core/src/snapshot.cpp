@@ -148,10 +148,14 @@ Result<NodeSnapshot> take_snapshot(const OpenedHost& host, const SnapshotOptions
   }
   const probes::SysRoot& root = fresh ? *fresh : host.root();
   probes::ProbeOptions probe_options = host.probe_options();
+  // For measuring the overlap: 1 runs one probe after the other, 0 overlaps whatever the
+  // root's size (probes::overlap_pays() decides otherwise).
   // NOLINTNEXTLINE(concurrency-mt-unsafe): a read; the environment is written only by main
-  if (const char* serial = std::getenv("NODETOPO_SERIAL_PROBES");
-      serial != nullptr && std::string_view(serial) == "1") {
-    probe_options.overlap = false;
+  if (const char* serial = std::getenv("NODETOPO_SERIAL_PROBES"); serial != nullptr) {
+    if (std::string_view(serial) == "1")
+      probe_options.overlap = probes::ProbeOptions::Overlap::kNever;
+    if (std::string_view(serial) == "0")
+      probe_options.overlap = probes::ProbeOptions::Overlap::kAlways;
   }
   snap.discovery = probes::discover(root, probe_options, options.cache);
   read_export_config(root, snap);

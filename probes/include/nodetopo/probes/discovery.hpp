@@ -1,6 +1,7 @@
 // Running probes: the registry of the built-in probes and the runner that isolates their failures.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,14 +35,29 @@ std::vector<std::unique_ptr<Probe>> default_probes();
 ///
 /// Overlap: the prefetch() of every probe that has one (the PCI walk) runs on a second thread
 /// while the platform phase (hwloc) runs on the calling thread, when the process may use more
-/// than one CPU and ProbeOptions::overlap is set; otherwise right before its discover(). Either
-/// way the result is the same: reports, warnings and the log keep run order.
+/// than one CPU and ProbeOptions::overlap allows it (kAuto: overlap_pays()); otherwise right
+/// before its discover(). Either way the result is the same: reports, warnings and the log keep
+/// run order.
 ///
 /// With a `cache` (an agent discovering the same host again, discovery_cache.hpp), the platform
 /// phase's result is reused when the cache holds it, and probes reuse what they read before
 /// where the cache says nothing changed; the result equals a discovery without it.
 Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Probe>>& probes,
                      const ProbeOptions& options, DiscoveryCache* cache = nullptr);
+
+/// The root size from which a second thread pays for itself (overlap_pays()).
+inline constexpr std::size_t kOverlapMinPciFunctions = 64;
+
+/// Whether overlapping the platform phase with the prefetches is worth a second thread on
+/// `root`: at least kOverlapMinPciFunctions entries in `sys/bus/pci/devices`. What the overlap
+/// can save is the shorter of hwloc's load and the PCI walk with its pci.ids names; starting,
+/// waking and joining the thread, and two threads walking one tree in the kernel, cost 0.1–0.3 ms
+/// and more on a VM whose second vCPU is busy. Measured on the benchmark VM (docs/performance.md,
+/// round 9): every root below 64 functions — hwloc captures with 0–37, mock hosts with 9–55
+/// functions and 128–384 CPUs — ran as fast or faster in one thread; dgx-h100 (84) and
+/// synthetic-64 (1088) gain from the overlap when the VM gives the second vCPU. One directory
+/// listing; an unreadable directory counts as empty.
+bool overlap_pays(const SysRoot& root);
 
 /// default_probes() + run_probes().
 Discovery discover(const SysRoot& root, const ProbeOptions& options = {},

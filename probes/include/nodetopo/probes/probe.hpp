@@ -14,6 +14,7 @@
 //   setting (hwloc's component blacklist), the probe uses the API instead.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,9 +53,13 @@ struct ProbeOptions {
   /// the probes run (the mock library's NODETOPO_MOCK_NVML_FIXTURE). The NVML probe checks them;
   /// write_process_environment() writes them.
   std::vector<std::pair<std::string, std::string>> library_environment;
-  /// Whether a discovery may run independent probe work on a second thread (run_probes). Off:
-  /// strictly one probe after the other (for measuring what the overlap gains).
-  bool overlap = true;
+  /// When a discovery runs independent probe work on a second thread (run_probes).
+  enum class Overlap : std::uint8_t {
+    kAuto,    ///< when the root is large enough for the thread to pay (overlap_pays())
+    kAlways,  ///< whenever the process may use a second CPU (tests of the overlap itself)
+    kNever,   ///< strictly one probe after the other (for measuring what the overlap gains)
+  };
+  Overlap overlap = Overlap::kAuto;
 };
 
 /// What a probe gets to work with. One context per probe run.
