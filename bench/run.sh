@@ -2,6 +2,7 @@
 # Benchmarks topo against lstopo and lspci on the same host roots (docs/performance.md).
 #
 #   bench/run.sh [--short] [--check | --no-check] [--build DIR] [--runs N] [--out DIR]
+#                [--captures DIR]
 #
 # Full mode: mock hosts dgx-h100, hgx-a100 and synthetic machines of 8, 16, 32 and 64 GPUs, plus
 # every real capture of ../shared/fixtures; 21 interleaved runs each; strace file-system profile;
@@ -12,6 +13,11 @@
 # --short (CI): two small roots, 3 runs, micro-benchmarks for a few milliseconds each — it proves
 # the harness works; shared CI machines are too noisy for the thresholds, so they are not checked
 # (the check logic itself has its own ctest, bench.check_logic).
+# --captures DIR adds every *.tar.bz2 and *.tar.gz in DIR as a real capture, in either mode (for
+# example hwloc's own tests/hwloc/linux, or archives of `topo capture`): each must hold one top
+# directory, the machine's root; one whose PCI bus lspci cannot read is left out, saying so (one
+# without a PCI bus is timed against lstopo alone). These are roots
+# the project has not tuned for; their ratios are checked like the shared captures'.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,6 +27,7 @@ runs=21
 short=0
 check=1
 out=""
+captures=""
 while (($#)); do
   case "$1" in
     --short) short=1; runs=3; check=0 ;;
@@ -28,8 +35,11 @@ while (($#)); do
     --build) build="$(cd "$2" && pwd)"; shift ;;
     --runs) runs="$2"; shift ;;
     --out) out="$2"; shift ;;
+    --captures)
+      [[ -d "${2:-}" ]] || { echo "bench/run.sh: --captures needs a directory" >&2; exit 2; }
+      captures="$(cd "$2" && pwd)"; shift ;;
     --no-check) check=0 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -82,6 +92,40 @@ else
   else
     echo "bench/run.sh: ../shared/fixtures not found: real captures skipped" >&2
   fi
+fi
+if [[ -n "$captures" ]]; then
+  added=0
+  for tar in "$captures"/*.tar.bz2 "$captures"/*.tar.gz; do
+    [[ -f "$tar" ]] || continue
+    name="$(basename "$tar")"
+    name="${name%.tar.bz2}"
+    name="${name%.tar.gz}"
+    known=0
+    for spec in "${roots[@]}"; do [[ "${spec%%=*}" == "$name" ]] && known=1; done
+    ((known)) && continue
+    dest="$work/extra/$name"
+    mkdir -p "$dest"
+    if ! tar -xaf "$tar" -C "$dest" 2>/dev/null; then
+      echo "bench/run.sh: $tar: not a readable archive: left out" >&2
+      continue
+    fi
+    # The top directory is the machine's root, whatever its name (hwloc's archives do not
+    # always name it after the file).
+    tops=("$dest"/*)
+    if ((${#tops[@]} != 1)) || [[ ! -d "${tops[0]}" ]]; then
+      echo "bench/run.sh: $tar: not one top directory: left out" >&2
+      continue
+    fi
+    # Without a PCI bus lspci is not compared (nodetopo_bench_compare); with one it must read it.
+    if [[ -d "${tops[0]}/sys/bus/pci" ]] &&
+      ! lspci -A linux-sysfs -O "sysfs.path=${tops[0]}/sys/bus/pci" >/dev/null 2>&1; then
+      echo "bench/run.sh: $name: lspci cannot read its PCI bus (no config files): left out" >&2
+      continue
+    fi
+    roots+=("$name=${tops[0]}")
+    added=$((added + 1))
+  done
+  ((added)) || echo "bench/run.sh: no capture added from $captures" >&2
 fi
 
 machine() {
