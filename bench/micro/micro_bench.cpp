@@ -96,14 +96,8 @@ void BM_ParseLinkSpeed(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseLinkSpeed);
 
-// The pci.ids names of a small Intel node (the nine functions of hwloc's 2pa-pcidomain32bits
-// capture) from the system's pci.ids, mapped and released as topo dump does: the scan skips
-// the blocks of vendors not asked for (pci_ids.cpp).
-void BM_PciIdsLookup(benchmark::State& state) {
-  const std::vector<probes::PciNameQuery> queries = {
-      {0x8086, 0x1237, 0x0600}, {0x8086, 0x7000, 0x0601}, {0x8086, 0x7010, 0x0101},
-      {0x8086, 0x7020, 0x0c03}, {0x8086, 0x7113, 0x0680}, {0x1013, 0x00b8, 0x0300},
-      {0x1af4, 0x1000, 0x0200}, {0x1af4, 0x1001, 0x0100}};
+// Maps the system's pci.ids and looks `queries` up in it, each iteration, as topo dump does.
+void lookup_names(benchmark::State& state, const std::vector<probes::PciNameQuery>& queries) {
   if (!probes::PciIdsFile::open_system()) {
     state.SkipWithError("no pci.ids on this system");
     return;
@@ -112,6 +106,17 @@ void BM_PciIdsLookup(benchmark::State& state) {
     const auto file = probes::PciIdsFile::open_system();
     benchmark::DoNotOptimize(probes::lookup_pci_names(*file, queries));
   }
+}
+
+// The pci.ids names of a small Intel node (the nine functions of hwloc's 2pa-pcidomain32bits
+// capture) from the system's pci.ids, mapped and released as topo dump does: the scan skips
+// the blocks of vendors not asked for (pci_ids.cpp).
+void BM_PciIdsLookup(benchmark::State& state) {
+  const std::vector<probes::PciNameQuery> queries = {
+      {0x8086, 0x1237, 0x0600}, {0x8086, 0x7000, 0x0601}, {0x8086, 0x7010, 0x0101},
+      {0x8086, 0x7020, 0x0c03}, {0x8086, 0x7113, 0x0680}, {0x1013, 0x00b8, 0x0300},
+      {0x1af4, 0x1000, 0x0200}, {0x1af4, 0x1001, 0x0100}};
+  lookup_names(state, queries);
 }
 BENCHMARK(BM_PciIdsLookup)->Unit(benchmark::kMicrosecond);
 
@@ -129,14 +134,7 @@ void BM_PciIdsLookupIntelServer(benchmark::State& state) {
       {0x8086, 0x3a20, 0x0101}, {0x8086, 0x3a34, 0x0c03}, {0x8086, 0x3a35, 0x0c03},
       {0x8086, 0x3a36, 0x0c03}, {0x8086, 0x3a37, 0x0c03}, {0x8086, 0x3a38, 0x0c03},
       {0x8086, 0x3a3a, 0x0c03}, {0x8086, 0x3a3c, 0x0c03}, {0x8086, 0x3a40, 0x0604}};
-  if (!probes::PciIdsFile::open_system()) {
-    state.SkipWithError("no pci.ids on this system");
-    return;
-  }
-  for (auto _ : state) {
-    const auto file = probes::PciIdsFile::open_system();
-    benchmark::DoNotOptimize(probes::lookup_pci_names(*file, queries));
-  }
+  lookup_names(state, queries);
 }
 BENCHMARK(BM_PciIdsLookupIntelServer)->Unit(benchmark::kMicrosecond);
 

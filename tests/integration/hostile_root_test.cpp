@@ -104,6 +104,14 @@ class HostileRoot : public ::testing::Test {
 
 // --- links out of the root, in what hwloc reads and in what SysRoot reads ---------------------
 
+// A relative link target that climbs far above any root, then down to `outside`.
+std::string climbing_link_to(const fs::path& outside) {
+  std::string up;
+  for (std::size_t i = 0; i < 40; ++i)
+    up += "../";
+  return up + outside.relative_path().string();
+}
+
 TEST_F(HostileRoot, AbsoluteAndClimbingLinksInHwlocFilesStayInside) {
   const std::vector<std::string> files = {"sys/devices/virtual/dmi/id/product_name",
                                           "sys/devices/virtual/dmi/id/board_vendor",
@@ -117,10 +125,7 @@ TEST_F(HostileRoot, AbsoluteAndClimbingLinksInHwlocFilesStayInside) {
     fs::create_symlink(secret_, p);
     expect_finished(dump());
     fs::remove(p);
-    std::string up;
-    for (std::size_t i = 0; i < 40; ++i)
-      up += "../";
-    fs::create_symlink(up + secret_.relative_path().string(), p);
+    fs::create_symlink(climbing_link_to(secret_), p);
     expect_finished(dump());
   }
 }
@@ -135,10 +140,7 @@ TEST_F(HostileRoot, MountTableLinkedOutsideIsNotOpened) {
   fs::create_symlink(fifo, p);
   expect_finished(dump());
   fs::remove(p);
-  std::string up;
-  for (std::size_t i = 0; i < 40; ++i)
-    up += "../";
-  fs::create_symlink(up + fifo.relative_path().string(), p);
+  fs::create_symlink(climbing_link_to(fifo), p);
   expect_finished(dump());
 }
 
