@@ -136,10 +136,12 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
     return true;
   };
   std::thread beside;
-  const bool may_overlap = options.overlap == ProbeOptions::Overlap::kAlways ||
-                           (options.overlap == ProbeOptions::Overlap::kAuto && !early.empty() &&
-                            !reuse_platform && overlap_pays(root));
-  if (!early.empty() && !reuse_platform && may_overlap && usable_cpus() > 1) {
+  // Asked last: overlap_pays() lists a directory.
+  auto overlap_allowed = [&] {
+    return options.overlap == ProbeOptions::Overlap::kAlways ||
+           (options.overlap == ProbeOptions::Overlap::kAuto && overlap_pays(root));
+  };
+  if (!early.empty() && !reuse_platform && usable_cpus() > 1 && overlap_allowed()) {
     for (std::size_t i : early)
       contexts[i]->hold_log();
     try {

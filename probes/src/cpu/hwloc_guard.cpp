@@ -119,15 +119,20 @@ struct HwlocGuard::Access {
   // for an absolute path outside the root.
   static std::optional<std::string_view> root_relative(const HwlocGuard& guard, const char* path) {
     if (path == nullptr) return std::nullopt;
-    std::string_view rel = path;
-    if (!guard.mode_.contain && rel.starts_with('/')) {
-      const std::string_view root = guard.root_.path().native();
-      if (root != "/") {
-        if (!rel.starts_with(root) || rel.substr(root.size(), 1) != "/") return std::nullopt;
-        rel.remove_prefix(root.size());
-      }
+    if (!guard.mode_.contain && path[0] == '/') return below_root(guard, path);
+    return relative(path);
+  }
+
+  // The absolute `path` relative to the guard's root (as hwloc spells it: the HWLOC_FSROOT
+  // string, then '/'), or nullopt when it lies outside.
+  static std::optional<std::string_view> below_root(const HwlocGuard& guard, const char* path) {
+    const std::string_view root = guard.root_.path().native();
+    const std::string_view named = path;
+    if (root == "/") return relative(path);
+    if (root.empty() || !named.starts_with(root) || named.substr(root.size(), 1) != "/") {
+      return std::nullopt;
     }
-    return relative(rel.data());
+    return relative(path + root.size());
   }
 
   // True (errno ENOENT) when the guard answers this call itself: a description it skips.
@@ -149,12 +154,9 @@ struct HwlocGuard::Access {
     if (guard == nullptr || !guard->valid_ || !guard->mode_.contain || path == nullptr) {
       return nullptr;
     }
-    const std::string_view root = guard->root_.path().native();
-    const std::string_view named = path;
-    if (root.empty() || !named.starts_with(root) || named.substr(root.size(), 1) != "/") {
-      return nullptr;
-    }
-    *rel = relative(path + root.size());
+    const auto below = below_root(*guard, path);
+    if (!below) return nullptr;
+    *rel = *below;
     return guard;
   }
 
