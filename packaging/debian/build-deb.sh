@@ -5,7 +5,7 @@
 # debian/ is kept in packaging/debian rather than at the repository root: upstream source trees
 # that carry their own debian/ get in the way of distribution packagers, and dpkg-buildpackage
 # writes its results into the parent of the tree it builds. So the tree is copied (without build
-# output, .git, node_modules or shared/) to OUT/work/nodetopo-VERSION, this directory is put there
+# output, .git, node_modules or shared/) to OUT/staging/nodetopo-VERSION, this directory is put there
 # as debian/, and the results are moved into OUT. The copy's path stays the same from run to run,
 # so ccache (when installed) serves a rebuild. VERSION, when given (the ctest entry passes CMake's
 # PROJECT_VERSION), must equal the version of debian/changelog.
@@ -27,9 +27,9 @@ if [[ $# -eq 3 && $3 != "$version" ]]; then
   exit 1
 fi
 start=$(date +%s)
-work="$out/work"
-tree="$work/nodetopo-$version"
-rm -rf "$work" "$out"/nodetopo_* "$out"/nodetopo-dbgsym_*
+staging="$out/staging"
+tree="$staging/nodetopo-$version"
+rm -rf "$staging" "$out"/nodetopo_* "$out"/nodetopo-dbgsym_*
 mkdir -p "$tree"
 tar -C "$src" --exclude=./build --exclude='./build-*' --exclude=./.git --exclude=./shared \
   --exclude=node_modules --exclude=./.cache --exclude=./debian -cf - . | tar -C "$tree" -xf -
@@ -50,13 +50,13 @@ if command -v ccache >/dev/null; then
   export CCACHE_DIR CCACHE_BASEDIR
 fi
 export DEB_BUILD_OPTIONS="parallel=${NODETOPO_DEB_JOBS:-2} ${DEB_BUILD_OPTIONS:-}"
-if ! dpkg-buildpackage -b -us -uc >"$work/build.log" 2>&1; then
-  tail -n 60 "$work/build.log" >&2
-  echo "build-deb.sh: dpkg-buildpackage failed; full log: $work/build.log" >&2
+if ! dpkg-buildpackage -b -us -uc >"$staging/build.log" 2>&1; then
+  tail -n 60 "$staging/build.log" >&2
+  echo "build-deb.sh: dpkg-buildpackage failed; full log: $staging/build.log" >&2
   exit 1
 fi
-mv "$work"/nodetopo_"$version"_* "$out"/
-mv "$work"/nodetopo-dbgsym_"$version"_* "$out"/ 2>/dev/null || true
+mv "$staging"/nodetopo_"$version"_* "$out"/
+mv "$staging"/nodetopo-dbgsym_"$version"_* "$out"/ 2>/dev/null || true
 ls -l "$out"/*.deb
 dpkg-deb --contents "$out/nodetopo_${version}_$(dpkg --print-architecture).deb"
 echo "build-deb.sh: built nodetopo $version in $(($(date +%s) - start)) s"
