@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,16 @@
 #include <nodetopo/topology/node.hpp>
 
 namespace nodetopo {
+
+/// Node ids to indexes, looked up by string_view: a find() builds no std::string (PCI ids are
+/// longer than the small-string buffer, and the probes look up thousands).
+struct NodeIdHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view id) const noexcept {
+    return std::hash<std::string_view>{}(id);
+  }
+};
+using NodeIdMap = std::unordered_map<std::string, NodeIndex, NodeIdHash, std::equal_to<>>;
 
 /// A frozen topology. Nodes are stored in depth-first pre-order with every node's children sorted
 /// (by kind, then hardware order: OS index, PCI address, natural name order), so two discoveries
@@ -47,7 +58,7 @@ class Topology {
   friend class TopologyBuilder;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
-  std::unordered_map<std::string, NodeIndex> by_id_;
+  NodeIdMap by_id_;
 };
 
 /// Collects nodes and links from the probes. Starts with the Machine root (id "machine").
@@ -81,7 +92,7 @@ class TopologyBuilder {
  private:
   std::vector<Node> nodes_;
   std::vector<Link> links_;
-  std::unordered_map<std::string, NodeIndex> by_id_;
+  NodeIdMap by_id_;
 };
 
 /// Compares names with digit runs compared as numbers ("eth2" < "eth10").
