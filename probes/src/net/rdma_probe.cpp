@@ -116,16 +116,23 @@ Candidate describe_interface(ProbeContext& ctx, NetClassDir& net_dir, const std:
     const auto resolved = root.resolve(link);
     dir = resolved ? resolved.value() : link;
   }
+  // The directory opened once, its attributes then one short open each: three opens by path
+  // walked all of its dozen components three times. A directory that is not canonical (a link on
+  // the way) is read by path, resolved as before.
+  const std::optional<SysDir> opened = root.open_canonical_dir(dir);
+  const auto attr = [&](std::string_view attr_name) {
+    return opened ? opened->read_attr(attr_name) : root.read_attr(dir + "/" + std::string(attr_name));
+  };
   Candidate c;
   c.name = name;
-  if (auto dev_port = root.read_attr(dir + "/dev_port")) {
+  if (auto dev_port = attr("dev_port")) {
     if (auto v = parse_uint(dev_port.value())) c.port = *v + 1;
-  } else if (auto dev_id = root.read_attr(dir + "/dev_id")) {
+  } else if (auto dev_id = attr("dev_id")) {
     // Kernels before 3.15 numbered the ports of multi-port devices in dev_id.
     if (auto v = parse_hex(dev_id.value(), UINT32_MAX)) c.port = *v + 1;
   }
-  auto iflink = root.read_attr(dir + "/iflink");
-  auto ifindex = root.read_attr(dir + "/ifindex");
+  auto iflink = attr("iflink");
+  auto ifindex = attr("ifindex");
   if (iflink && ifindex) c.child = trim(iflink.value()) != trim(ifindex.value());
   return c;
 }
