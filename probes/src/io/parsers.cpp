@@ -215,17 +215,47 @@ Result<std::vector<std::int64_t>> parse_distance_row(std::string_view text) {
 namespace {
 
 // The lines of `text`, trimmed, blank ones left out: how KFD properties and uevent files are read.
-std::vector<std::string_view> nonblank_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t nl = std::min(text.find('\n', start), text.size());
-    const std::string_view line = trim(text.substr(start, nl - start));
-    start = nl + 1;
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
+// A range walked in place, not a vector: a PCI uevent file is parsed per function, and growing a
+// vector of its seven lines took four allocations each time.
+class NonblankLines {
+ public:
+  explicit NonblankLines(std::string_view text) : text_(text) {}
+
+  class iterator {
+   public:
+    iterator(std::string_view text, std::size_t start) : text_(text), next_(start) { advance(); }
+    std::string_view operator*() const { return line_; }
+    iterator& operator++() {
+      advance();
+      return *this;
+    }
+    bool operator!=(const iterator& other) const { return at_end_ != other.at_end_; }
+
+   private:
+    // The next nonblank line from next_ on, or the end.
+    void advance() {
+      while (next_ < text_.size()) {
+        const std::size_t nl = std::min(text_.find('\n', next_), text_.size());
+        line_ = trim(text_.substr(next_, nl - next_));
+        next_ = nl + 1;
+        if (!line_.empty()) return;
+      }
+      at_end_ = true;
+    }
+    std::string_view text_;
+    std::size_t next_;
+    std::string_view line_;
+    bool at_end_ = false;
+  };
+
+  [[nodiscard]] iterator begin() const { return {text_, 0}; }
+  [[nodiscard]] iterator end() const { return {text_, text_.size()}; }
+
+ private:
+  std::string_view text_;
+};
+
+NonblankLines nonblank_lines(std::string_view text) { return NonblankLines(text); }
 
 }  // namespace
 

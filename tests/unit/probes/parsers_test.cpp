@@ -440,6 +440,16 @@ TEST(ParsePciUevent, KernelContent) {
   EXPECT_EQ(u->slot_name, "0000:05:00.0");
 }
 
+TEST(ParsePciUevent, BlankAndPaddedLinesAndNoFinalNewline) {
+  auto u = parse_pci_uevent("\n\n  DRIVER=mlx5_core \r\n\t\n PCI_CLASS=20700\n\nPCI_ID=15B3:101E");
+  ASSERT_TRUE(u.ok()) << u.error().describe();
+  EXPECT_EQ(u->driver, "mlx5_core");
+  EXPECT_EQ(u->class_code, 0x020700U);
+  EXPECT_EQ(u->vendor_id, 0x15b3);
+  EXPECT_EQ(u->device_id, 0x101e) << "the last line, without a newline, is read";
+  EXPECT_FALSE(parse_pci_uevent("\n \n\t\n").ok()) << "only blank lines: no PCI_CLASS";
+}
+
 TEST(ParsePciUevent, UnboundFunctionHasNoDriverAndUnknownKeysAreIgnored) {
   auto u = parse_pci_uevent("PCI_CLASS=60400\nPCI_ID=8086:352A\nOF_NAME=pci\n");
   ASSERT_TRUE(u.ok()) << u.error().describe();
