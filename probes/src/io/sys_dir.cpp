@@ -180,17 +180,30 @@ Result<std::string> SysDir::read_attr(std::string_view name) const {
   return s.substr(b, e - b);
 }
 
-Result<std::string> SysDir::read_link(std::string_view name) const {
+// One readlinkat through `fd`, counted and recorded as every read of a SysDir is; the target,
+// or -1 with errno set.
+ssize_t SysDir::readlink_here(std::string_view name, std::array<char, 4096>& buf) const {
   root_.record(rel_, name);
   root_.count(SysRoot::Counter::kReadlinks);
-  std::array<char, 4096> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   const std::string link(name);
-  const ssize_t len = ::readlinkat(fd_, link.c_str(), buf.data(), buf.size());
+  return ::readlinkat(fd_, link.c_str(), buf.data(), buf.size());
+}
+
+Result<std::string> SysDir::read_link(std::string_view name) const {
+  std::array<char, 4096> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  const ssize_t len = readlink_here(name, buf);
   if (len < 0) {
     if (errno == ENOENT) return make_error(ErrorCode::kNotFound, "no such link", host_path(name));
     if (errno == EINVAL) return make_error(ErrorCode::kInvalid, "not a symlink", host_path(name));
     return detail::errno_error(errno, "cannot read symlink", host_path(name));
   }
+  return std::string(buf.data(), static_cast<std::size_t>(len));
+}
+
+std::optional<std::string> SysDir::link_if_present(std::string_view name) const {
+  std::array<char, 4096> buf;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  const ssize_t len = readlink_here(name, buf);
+  if (len < 0) return std::nullopt;
   return std::string(buf.data(), static_cast<std::size_t>(len));
 }
 

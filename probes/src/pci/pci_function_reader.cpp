@@ -228,8 +228,8 @@ bool PciFunctionReader::read_identity(const SysDir& dir, const PciAddress& addre
     f.vendor_id = static_cast<std::uint16_t>(*vendor);
     f.device_id = static_cast<std::uint16_t>(*device);
   }
-  if (auto driver = dir.read_link("driver")) {
-    const std::string& target = driver.value();
+  if (auto driver = dir.link_if_present("driver")) {
+    const std::string& target = *driver;
     f.driver = target.substr(target.rfind('/') + 1);
   }
   return true;
@@ -337,8 +337,8 @@ PciFunctionRead PciFunctionReader::read(const PciEntry& e, const SysDir& dir,
               out.warnings.begin() + static_cast<std::ptrdiff_t>(numa_warnings_at),
               out.warnings.end());
   out.numa_warning_at = out.warnings.size();
-  if (auto physfn = dir.read_link("physfn")) {
-    const std::string& target = physfn.value();
+  if (auto physfn = dir.link_if_present("physfn")) {
+    const std::string& target = *physfn;
     if (auto pf = parse_pci_address(target.substr(target.rfind('/') + 1))) {
       f.is_virtual_function = true;
       f.physical_function = *pf;

@@ -350,6 +350,9 @@ TEST_P(SysRootWalkTest, SysDirReadsOnlyRegularFilesAndResolvesLinksThroughTheRoo
   EXPECT_FALSE(dir->has("missing"));
   EXPECT_EQ(dir->read_link("vendor_link").value(), "vendor");
   EXPECT_EQ(dir->read_link("vendor").error().code, ErrorCode::kInvalid) << "not a link";
+  EXPECT_EQ(dir->link_if_present("vendor_link"), std::optional<std::string>("vendor"));
+  EXPECT_EQ(dir->link_if_present("vendor"), std::nullopt) << "not a link";
+  EXPECT_EQ(dir->link_if_present("missing"), std::nullopt);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 // of its checks.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +18,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <sys/types.h>
 
 #include <nodetopo/probes/sys_root.hpp>
 
@@ -55,6 +58,10 @@ class SysDir {
   [[nodiscard]] Result<std::string> read_attr(std::string_view name) const;
   /// The target of symlink `name` as stored (e.g. "../../../bus/pci/drivers/nvidia").
   [[nodiscard]] Result<std::string> read_link(std::string_view name) const;
+  /// The target of symlink `name`, nullopt when there is none or it cannot be read: for links
+  /// whose absence is the normal case and is not reported (a PCI function's physfn, driver). No
+  /// error is built, so no path string for each of the functions that have none.
+  [[nodiscard]] std::optional<std::string> link_if_present(std::string_view name) const;
   /// Opens subdirectory `name` (one plain component) through this directory's descriptor: one
   /// openat that refuses a symlink, so the child is canonical as this directory is. nullopt when
   /// it is absent, a link, not a directory or not openable: the caller then takes the root's
@@ -64,6 +71,7 @@ class SysDir {
  private:
   friend class SysRoot;
   SysDir(SysRoot root, std::string rel, int fd);
+  ssize_t readlink_here(std::string_view name, std::array<char, 4096>& buf) const;
   // Where one entry's name lies in names_: offsets, not views, so that moving a SysDir (and its
   // names_, whose short-string buffer moves with it) keeps them valid.
   struct Slot {
