@@ -273,7 +273,8 @@ Topology TopologyBuilder::freeze() && {
   // The nodes are put in pre-order where they are (each cycle of the permutation walked once)
   // and the vector and the id map handed over, not copied: on a thousand-function machine a
   // second array of nodes is a megabyte of fresh pages, and re-inserting every id as many
-  // allocations. Nodes not reachable from the machine go to the end and are dropped.
+  // allocations. A node not reachable from the machine (add() and move_under() make none; the
+  // permutation must be whole all the same) goes to the end and is dropped.
   std::vector<NodeIndex> source = preorder;  // source[k]: the old index of what lands at k
   for (NodeIndex old = 0; old < n; ++old) {
     if (new_index[old] == kNoNode) source.push_back(old);

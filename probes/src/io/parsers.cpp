@@ -255,7 +255,9 @@ class NonblankLines {
   std::string_view text_;
 };
 
-NonblankLines nonblank_lines(std::string_view text) { return NonblankLines(text); }
+NonblankLines nonblank_lines(std::string_view text) {
+  return NonblankLines(text);
+}
 
 }  // namespace
 

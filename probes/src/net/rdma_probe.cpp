@@ -105,8 +105,7 @@ class NetClassDir {
 Candidate describe_interface(ProbeContext& ctx, NetClassDir& net_dir, const std::string& name) {
   const SysRoot& root = ctx.root();
   // Where the interface's class link leads: joined from its text where it is plain (the net
-  // probe located it so without leaving a resolution behind), else resolved. Either way its
-  // attributes then open in one kernel-checked call each.
+  // probe located it so without leaving a resolution behind), else resolved.
   std::string dir;
   if (const SysDir* listing = net_dir.get()) {
     if (auto joined = class_entry_path(*listing, name)) dir = std::move(*joined);
@@ -118,22 +117,20 @@ Candidate describe_interface(ProbeContext& ctx, NetClassDir& net_dir, const std:
   }
   // The directory opened once, its attributes then one short open each: three opens by path
   // walked all of its dozen components three times. A directory that is not canonical (a link on
-  // the way) is read by path, resolved as before.
+  // the way) is read by path, resolved as before. Quiet: an unreadable one is only not matched.
   const std::optional<SysDir> opened = root.open_canonical_dir(dir);
-  const auto attr = [&](std::string_view attr_name) {
-    return opened ? opened->read_attr(attr_name) : root.read_attr(dir + "/" + std::string(attr_name));
-  };
+  const ClassAttrs attrs(ctx, dir, opened ? &*opened : nullptr);
   Candidate c;
   c.name = name;
-  if (auto dev_port = attr("dev_port")) {
-    if (auto v = parse_uint(dev_port.value())) c.port = *v + 1;
-  } else if (auto dev_id = attr("dev_id")) {
+  if (auto dev_port = attrs.read("dev_port", /*quiet=*/true)) {
+    if (auto v = parse_uint(*dev_port)) c.port = *v + 1;
+  } else if (auto dev_id = attrs.read("dev_id", /*quiet=*/true)) {
     // Kernels before 3.15 numbered the ports of multi-port devices in dev_id.
-    if (auto v = parse_hex(dev_id.value(), UINT32_MAX)) c.port = *v + 1;
+    if (auto v = parse_hex(*dev_id, UINT32_MAX)) c.port = *v + 1;
   }
-  auto iflink = attr("iflink");
-  auto ifindex = attr("ifindex");
-  if (iflink && ifindex) c.child = trim(iflink.value()) != trim(ifindex.value());
+  auto iflink = attrs.read("iflink", /*quiet=*/true);
+  auto ifindex = attrs.read("ifindex", /*quiet=*/true);
+  if (iflink && ifindex) c.child = trim(*iflink) != trim(*ifindex);
   return c;
 }
 
