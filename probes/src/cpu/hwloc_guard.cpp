@@ -6,6 +6,7 @@
 #include "cpu/hwloc_guard.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
@@ -233,6 +234,75 @@ struct HwlocGuard::Access {
     return copy;
   }
 
+  // After a failed access() of `path`: marks the guard when it is the check whose failure sends
+  // hwloc 2.9's check_sysfs_cpu_path() to read cpu/online, which look_sysfscpu() then reads
+  // again. That is cpu0's thread_siblings, the last cpu0 file it tries (only after
+  // package_cpus, core_cpus and core_siblings failed). A failed check of the CPU directory itself
+  // also leads to one reading, but hwloc then gives up on sysfs CPUs: no second one. The mark
+  // can still be followed by one reading only (the fallback CPU undescribed too): then the
+  // copy is made for nothing, a few bytes.
+  static void note_failed_access(HwlocGuard& guard, const char* path) {
+    auto rel = root_relative(guard, path);
+    if (rel && *rel == "sys/devices/system/cpu/cpu0/topology/thread_siblings") {
+      guard.online_read_twice_ = true;
+    }
+  }
+
+  // An open of cpu/online once hwloc is known to read it twice (note_failed_access()).
+  static bool is_online_read_twice(const HwlocGuard& guard, const char* path, int flags) {
+    if (!guard.online_read_twice_ || (flags & O_ACCMODE) != O_RDONLY) return false;
+    auto rel = root_relative(guard, path);
+    return rel && *rel == "sys/devices/system/cpu/online";
+  }
+
+  // A descriptor reading `text` (cpu/online's content) from the start, backed by no file; -1
+  // when none is made.
+  static int online_in_memory(std::string_view text) {
+    const int fd = ::memfd_create("nodetopo-cpu-online", MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    if (!write_all(fd, text, "the copy of cpu/online") || ::lseek(fd, 0, SEEK_SET) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    return fd;
+  }
+
+  // The first reading of cpu/online, from `fd` (closed here), kept, and handed over as a copy.
+  // When it cannot be read or copied, `fd` itself, read from the start, and nothing kept.
+  static int keep_first_reading(HwlocGuard& guard, int fd) {
+    std::string text;
+    std::array<char, 4096> buf{};
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxFileBytes) {
+        ::lseek(fd, 0, SEEK_SET);
+        return fd;
+      }
+      if (n == 0) break;
+      text.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    const int copy = online_in_memory(text);
+    if (copy < 0) {
+      ::lseek(fd, 0, SEEK_SET);
+      return fd;
+    }
+    ::close(fd);
+    guard.online_copy_ = std::move(text);
+    return copy;
+  }
+
+  // The kept first reading of cpu/online for hwloc's second open; -1 when there is none (or
+  // no descriptor could be made for it): the file is then opened as any other.
+  static int kept_reading(HwlocGuard& guard) {
+    if (!guard.online_copy_) return -1;
+    const int fd = online_in_memory(*guard.online_copy_);
+    if (fd >= 0) ++guard.reread_from_copy_;
+    return fd;
+  }
+
+  static bool kept_online(const HwlocGuard& guard) { return guard.online_copy_.has_value(); }
+
   static bool contains(const HwlocGuard& guard) { return guard.mode_.contain; }
 
   static void refuse(HwlocGuard& guard, std::string_view rel, const std::string& why) {
@@ -435,11 +505,18 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
   if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path)) {
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     if (HwlocGuard::Access::skipped(*guard, path)) return -1;
+    const bool online_read_twice = HwlocGuard::Access::is_online_read_twice(*guard, path, flags);
+    if (online_read_twice) {
+      if (const int kept = HwlocGuard::Access::kept_reading(*guard); kept >= 0) return kept;
+    }
     const int fd = HwlocGuard::Access::contains(*guard)
                        ? HwlocGuard::Access::open_file(*guard, dirfd, rel, flags)
                        : nodetopo::probes::detail::real_openat()(dirfd, path, flags, mode);
     if (fd >= 0 && HwlocGuard::Access::is_cpuinfo(*guard, path)) {
       return HwlocGuard::Access::shortened_copy(*guard, fd);
+    }
+    if (fd >= 0 && online_read_twice && !HwlocGuard::Access::kept_online(*guard)) {
+      return HwlocGuard::Access::keep_first_reading(*guard, fd);
     }
     return fd;
   }
@@ -459,7 +536,12 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
     // once, by hwloc's own open that follows. Older kernels: a read-only open, nothing read.
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     const int fd = HwlocGuard::Access::open_in_root(*guard, dirfd, rel, O_PATH);
-    if (fd < 0) return -1;
+    if (fd < 0) {
+      const int err = errno;
+      HwlocGuard::Access::note_failed_access(*guard, path);
+      errno = err;
+      return -1;
+    }
     int rc = 0;
     if ((mode & (R_OK | X_OK)) != 0) {
       rc = static_cast<int>(::syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH));
@@ -472,10 +554,17 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
     }
     const int err = errno;
     ::close(fd);
+    if (rc != 0) HwlocGuard::Access::note_failed_access(*guard, path);
     errno = err;
     return rc;
   }
-  return nodetopo::probes::detail::real_faccessat()(dirfd, path, mode, flags);
+  const int rc = nodetopo::probes::detail::real_faccessat()(dirfd, path, mode, flags);
+  if (rc != 0 && guard != nullptr) {
+    const int err = errno;
+    HwlocGuard::Access::note_failed_access(*guard, path);
+    errno = err;
+  }
+  return rc;
 }
 
 extern "C" int fstatat(int dirfd, const char* __restrict path, struct stat* __restrict st,

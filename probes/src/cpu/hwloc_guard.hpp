@@ -42,9 +42,17 @@
 // (x86, ARM, POWER, IA-64, generic) compares, and those it skips unread (no ':', not starting
 // with a letter). On x86 that is 20 of every CPU's 27 lines (flags, bugs, cpu MHz, cache size,
 // siblings, apicid, ...): on a 224-CPU host 35 KB instead of 380 KB, a tenth of hwloc's load.
+//
+// One file hwloc 2.9 reads twice: when cpu0 has no topology (an offline cpu0, as in hwloc's own
+// offline-cpu0-node0 capture), check_sysfs_cpu_path() reads `sys/devices/system/cpu/online` to
+// find the first online CPU, and look_sysfscpu() then reads it again. The guard sees that
+// fallback coming — the access() check of cpu0 that precedes it failed — and from then on hands
+// hwloc that file as an in-memory copy of its first reading: the file is read once, hwloc sees the
+// same text twice. On every other root nothing changes (one reading, of the file itself).
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +121,10 @@ class HwlocGuard {
   [[nodiscard]] std::size_t skipped_calls() const { return skipped_calls_; }
   /// Number of times cpuinfo was handed over shortened.
   [[nodiscard]] std::size_t shortened_cpuinfo() const { return shortened_cpuinfo_; }
+  /// Whether the first reading of cpu/online was kept for hwloc's second one (see above).
+  [[nodiscard]] bool kept_online() const { return online_copy_.has_value(); }
+  /// Number of opens of cpu/online answered from that copy.
+  [[nodiscard]] std::size_t reread_from_copy() const { return reread_from_copy_; }
 
   // Used by the interposed functions (hwloc_guard.cpp).
   struct Access;
@@ -132,6 +144,10 @@ class HwlocGuard {
   std::size_t guarded_calls_ = 0;
   std::size_t skipped_calls_ = 0;
   std::size_t shortened_cpuinfo_ = 0;
+  // hwloc's access() checks of cpu0 failed: it is about to read cpu/online, and will again.
+  bool online_read_twice_ = false;
+  std::optional<std::string> online_copy_;  // what that first reading gave
+  std::size_t reread_from_copy_ = 0;
 };
 
 }  // namespace nodetopo::probes::detail

@@ -1,11 +1,14 @@
 // HwlocGuard's modes on a hand-made root: opens of per-CPU cache and cluster descriptions answered
 // ENOENT without a system call when skipping (on "/" too, where nothing is contained), every other
 // path opened as before, and nothing skipped by a guard that was not asked to skip; cpuinfo handed
-// over with its lines shortened, and hwloc's topology the same whether it is or not.
+// over with its lines shortened, and hwloc's topology the same whether it is or not; cpu/online,
+// which hwloc reads twice when cpu0 has no topology, opened once.
 #include "cpu/hwloc_guard.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +17,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <hwloc.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -318,6 +322,122 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
   ::unsetenv("HWLOC_FSROOT");
   ::unsetenv("HWLOC_COMPONENTS");
   ::unsetenv("HWLOC_PLUGINS_PATH");
+}
+
+// hwloc 2.9 reads cpu/online twice when cpu0 has no topology (check_sysfs_cpu_path()'s fallback
+// to the first online CPU, then look_sysfscpu()). Under a guard the file is opened once — inotify
+// counts every open of it, whoever makes it — and hwloc builds the same topology as when it
+// reads the file twice by itself; with cpu0 described, hwloc reads it once and no copy is made.
+// (What hwloc does by itself is checked too: a later hwloc that reads the file once fails it.)
+TEST(HwlocGuardCpuOnline, ReadOnceWhenHwlocFallsBackFromCpu0) {
+  for (const bool cpu0_described : {false, true}) {
+    SCOPED_TRACE(cpu0_described ? "cpu0 described" : "cpu0 offline, no topology");
+    TempDir dir;
+    for (unsigned cpu = 0; cpu < 4; ++cpu) {
+      const auto base = dir.path() / ("sys/devices/system/cpu/cpu" + std::to_string(cpu));
+      write_file(base / "online", cpu == 0 && !cpu0_described ? "0\n" : "1\n");
+      if (cpu == 0 && !cpu0_described) continue;
+      write_file(base / "topology/physical_package_id", "0\n");
+      write_file(base / "topology/core_id", std::to_string(cpu) + "\n");
+      write_file(base / "topology/thread_siblings", std::to_string(1U << cpu) + "\n");
+      write_file(base / "topology/core_siblings", "f\n");
+    }
+    const auto online = dir.path() / "sys/devices/system/cpu/online";
+    write_file(online, cpu0_described ? "0-3\n" : "1-3\n");
+    write_file(dir.path() / "proc/hwloc-nofile-info", "Architecture: x86_64\n");
+    auto opened = SysRoot::open(dir.path(), SysRoot::Liveness::kCapture);
+    ASSERT_TRUE(opened.ok());
+    ::setenv("HWLOC_FSROOT", dir.path().c_str(), 1);
+    ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
+    ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+    struct Load {
+      std::string xml;
+      std::size_t opens = 0;      // of cpu/online, as inotify saw them
+      std::size_t from_copy = 0;  // opens the guard answered from its copy
+      bool kept = false;          // whether the guard kept a copy at all
+    };
+    auto load = [&](bool guarded) {
+      Load out;
+      const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+      EXPECT_GE(watch, 0);
+      if (watch < 0) return out;
+      // Closes watched too: inotify merges an event identical to the unread one before it, so
+      // open, open would count once; open, close, open, close counts twice.
+      EXPECT_GE(::inotify_add_watch(watch, online.c_str(), IN_OPEN | IN_CLOSE), 0);
+      hwloc_topology_t topo = nullptr;
+      EXPECT_EQ(hwloc_topology_init(&topo), 0);
+      {
+        std::optional<HwlocGuard> guard;
+        if (guarded) guard.emplace(opened.value());
+        EXPECT_EQ(hwloc_topology_load(topo), 0);
+        if (guard) {
+          out.from_copy = guard->reread_from_copy();
+          out.kept = guard->kept_online();
+        }
+      }
+      alignas(inotify_event) std::array<char, 4096> events{};
+      for (ssize_t n = 0; (n = ::read(watch, events.data(), events.size())) > 0;) {
+        for (ssize_t at = 0; at < n;) {
+          const auto* event = reinterpret_cast<const inotify_event*>(events.data() + at);  // NOLINT
+          out.opens += (event->mask & IN_OPEN) != 0 ? 1 : 0;
+          at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        }
+      }
+      ::close(watch);
+      char* buf = nullptr;
+      int len = 0;
+      EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
+      if (buf != nullptr) out.xml.assign(buf);
+      hwloc_free_xmlbuffer(topo, buf);
+      hwloc_topology_destroy(topo);
+      return out;
+    };
+    const Load by_itself = load(false);
+    const Load guarded = load(true);
+    EXPECT_EQ(by_itself.opens, cpu0_described ? 1U : 2U);  // what the guard is for
+    EXPECT_EQ(guarded.opens, 1U);
+    EXPECT_EQ(guarded.from_copy, cpu0_described ? 0U : 1U);
+    EXPECT_EQ(guarded.kept, !cpu0_described);
+    EXPECT_EQ(guarded.xml, by_itself.xml);
+    // hwloc did read the CPUs online, and found the topology of cpu3.
+    EXPECT_NE(guarded.xml.find("type=\"PU\" os_index=\"3\""), std::string::npos);
+    EXPECT_EQ(guarded.xml.find("type=\"PU\" os_index=\"0\"") != std::string::npos, cpu0_described);
+    ::unsetenv("HWLOC_FSROOT");
+    ::unsetenv("HWLOC_COMPONENTS");
+    ::unsetenv("HWLOC_PLUGINS_PATH");
+  }
+}
+
+// The same on the real root "/", where the guard contains nothing and hwloc names absolute
+// paths with no root descriptor: after the failed check of cpu0's thread_siblings, the second
+// open of cpu/online gets the first one's text from the copy, and other files are untouched.
+TEST(HwlocGuardCpuOnline, CopiedOnTheRootThatContainsNothing) {
+  TempDir dir;
+  const auto cpu = dir.path() / "sys/devices/system/cpu";
+  write_file(cpu / "online", "1-3\n");
+  write_file(cpu / "possible", "0-3\n");
+  auto opened = SysRoot::open(dir.path(), SysRoot::Liveness::kCapture);
+  ASSERT_TRUE(opened.ok());
+  HwlocGuard guard(opened.value(), HwlocGuard::Mode{.contain = false});
+  auto read_abs = [](const std::filesystem::path& path) {
+    const int fd = ::openat(-1, path.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    if (fd < 0) return std::string();
+    std::string text = read_fd(fd);
+    ::close(fd);
+    return text;
+  };
+  EXPECT_EQ(read_abs(cpu / "online"), "1-3\n");  // no failed check yet: the file itself
+  EXPECT_FALSE(guard.kept_online());
+  const auto siblings = cpu / "cpu0/topology/thread_siblings";
+  EXPECT_NE(::faccessat(-1, siblings.c_str(), R_OK, 0), 0);
+  EXPECT_EQ(errno, ENOENT);  // the guard keeps hwloc's errno
+  EXPECT_EQ(read_abs(cpu / "online"), "1-3\n");
+  EXPECT_TRUE(guard.kept_online());
+  write_file(cpu / "online", "changed\n");  // the next reading is the copy, not the file
+  EXPECT_EQ(read_abs(cpu / "online"), "1-3\n");
+  EXPECT_EQ(guard.reread_from_copy(), 1U);
+  EXPECT_EQ(read_abs(cpu / "possible"), "0-3\n");
 }
 
 }  // namespace
