@@ -6,7 +6,6 @@
 #include "cpu/hwloc_guard.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
@@ -28,6 +27,8 @@
 #include <unistd.h>
 
 #include <nodetopo/base/atomic_file.hpp>
+
+#include "io/fd_io.hpp"
 
 namespace nodetopo::probes::detail {
 
@@ -240,12 +241,14 @@ struct HwlocGuard::Access {
   // package_cpus, core_cpus and core_siblings failed). A failed check of the CPU directory itself
   // also leads to one reading, but hwloc then gives up on sysfs CPUs: no second one. The mark
   // can still be followed by one reading only (the fallback CPU undescribed too): then the
-  // copy is made for nothing, a few bytes.
+  // copy is made for nothing, a few bytes. errno is left as the failed check set it.
   static void note_failed_access(HwlocGuard& guard, const char* path) {
+    const int err = errno;
     auto rel = root_relative(guard, path);
     if (rel && *rel == "sys/devices/system/cpu/cpu0/topology/thread_siblings") {
       guard.online_read_twice_ = true;
     }
+    errno = err;
   }
 
   // An open of cpu/online once hwloc is known to read it twice (note_failed_access()).
@@ -270,25 +273,15 @@ struct HwlocGuard::Access {
   // The first reading of cpu/online, from `fd` (closed here), kept, and handed over as a copy.
   // When it cannot be read or copied, `fd` itself, read from the start, and nothing kept.
   static int keep_first_reading(HwlocGuard& guard, int fd) {
-    std::string text;
-    std::array<char, 4096> buf{};
-    for (;;) {
-      const ssize_t n = ::read(fd, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxFileBytes) {
-        ::lseek(fd, 0, SEEK_SET);
-        return fd;
-      }
-      if (n == 0) break;
-      text.append(buf.data(), static_cast<std::size_t>(n));
-    }
-    const int copy = online_in_memory(text);
+    // One byte past the limit, to tell a file of the limit's size from a longer one.
+    auto text = read_all(fd, kMaxFileBytes + 1);
+    const int copy = text && text->size() <= kMaxFileBytes ? online_in_memory(*text) : -1;
     if (copy < 0) {
       ::lseek(fd, 0, SEEK_SET);
       return fd;
     }
     ::close(fd);
-    guard.online_copy_ = std::move(text);
+    guard.online_copy_ = std::move(text.value());
     return copy;
   }
 
@@ -537,9 +530,7 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     const int fd = HwlocGuard::Access::open_in_root(*guard, dirfd, rel, O_PATH);
     if (fd < 0) {
-      const int err = errno;
       HwlocGuard::Access::note_failed_access(*guard, path);
-      errno = err;
       return -1;
     }
     int rc = 0;
@@ -559,11 +550,7 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
     return rc;
   }
   const int rc = nodetopo::probes::detail::real_faccessat()(dirfd, path, mode, flags);
-  if (rc != 0 && guard != nullptr) {
-    const int err = errno;
-    HwlocGuard::Access::note_failed_access(*guard, path);
-    errno = err;
-  }
+  if (rc != 0 && guard != nullptr) HwlocGuard::Access::note_failed_access(*guard, path);
   return rc;
 }
 
