@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -129,7 +130,7 @@ std::optional<SysDir::EntryType> SysDir::type_of(std::string_view name) const {
   return std::nullopt;
 }
 
-Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_bytes) const {
+Result<int> SysDir::open_regular(std::string_view name) const {
   root_.record(rel_, name);
   root_.count(SysRoot::Counter::kOpens);
   const std::string file(name);
@@ -144,7 +145,7 @@ Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_byt
     if (err == ENOENT || err == ENOTDIR) {
       return make_error(ErrorCode::kNotFound, "no such file", host_path(name));
     }
-    if (err == ELOOP) return root_.read_file(rel_ + "/" + file, max_bytes);
+    if (err == ELOOP) return make_error(ErrorCode::kSymlinkLoop, "a symlink", host_path(name));
     return detail::errno_error(err, "cannot open", host_path(name));
   }
   // sysfs attributes are regular files. Anything else (a FIFO, a device node, a socket, a
@@ -154,14 +155,73 @@ Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_byt
     ::close(fd);
     return make_error(ErrorCode::kInvalid, "not a regular file", host_path(name));
   }
-  auto content = detail::read_all(fd, max_bytes);
-  ::close(fd);
+  return fd;
+}
+
+Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_bytes) const {
+  auto fd = open_regular(name);
+  if (!fd) {
+    if (fd.error().code == ErrorCode::kSymlinkLoop) {
+      return root_.read_file(rel_ + "/" + std::string(name), max_bytes);
+    }
+    return fd.error();
+  }
+  auto content = detail::read_all(*fd, max_bytes);
+  ::close(*fd);
   if (!content) {
     Error e = content.error();
     e.path = host_path(name);
     return e;
   }
   return content;
+}
+
+Result<SysFile> SysDir::open_file(std::string_view name) const {
+  auto fd = open_regular(name);
+  if (!fd) {
+    Error e = fd.error();
+    if (e.code == ErrorCode::kSymlinkLoop) e.code = ErrorCode::kInvalid;
+    return e;
+  }
+  return SysFile(*fd, host_path(name));
+}
+
+SysFile::SysFile(SysFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+SysFile& SysFile::operator=(SysFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+SysFile::~SysFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::string> SysFile::read_up_to(std::size_t max_bytes) const {
+  std::string content(max_bytes, '\0');
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    auto n = read_at(
+        got, std::span(reinterpret_cast<std::uint8_t*>(content.data()) + got, max_bytes - got));
+    if (!n) return n.error();
+    if (*n == 0) break;
+    got += *n;
+  }
+  content.resize(got);
+  return content;
+}
+
+Result<std::size_t> SysFile::read_at(std::size_t offset, std::span<std::uint8_t> out) const {
+  for (;;) {
+    const ssize_t n = ::pread(fd_, out.data(), out.size(), static_cast<off_t>(offset));
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno != EINTR) return detail::errno_error(errno, "cannot read", path_);
+  }
 }
 
 Result<std::string> SysDir::read_attr(std::string_view name) const {

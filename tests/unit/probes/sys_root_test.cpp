@@ -1,7 +1,10 @@
 // SysRoot on hand-made trees: symlinks resolved inside the root the way sysfs' relative links are
 // meant to be read, escapes and loops refused with the path named, attribute reads and caching.
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -353,6 +356,34 @@ TEST_P(SysRootWalkTest, SysDirReadsOnlyRegularFilesAndResolvesLinksThroughTheRoo
   EXPECT_EQ(dir->link_if_present("vendor_link"), std::optional<std::string>("vendor"));
   EXPECT_EQ(dir->link_if_present("vendor"), std::nullopt) << "not a link";
   EXPECT_EQ(dir->link_if_present("missing"), std::nullopt);
+}
+
+TEST_P(SysRootWalkTest, SysDirOpensOnlyRegularFilesForReadsAtOffsets) {
+  write_file(dir_.path() / dev_ / "config", "0123456789");
+  ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "fifo").c_str(), 0600), 0);
+  make_symlink("config", dir_.path() / dev_ / "config_link");
+  const SysRoot root = open();
+  auto dir = root.open_dir("sys/bus/pci/devices/0000:00:01.0");
+  ASSERT_TRUE(dir.ok()) << dir.error().describe();
+  auto file = dir->open_file("config");
+  ASSERT_TRUE(file.ok()) << file.error().describe();
+  std::array<std::uint8_t, 4> buf{};
+  EXPECT_EQ(file->read_at(6, buf).value(), 4U);
+  EXPECT_EQ(std::string(buf.begin(), buf.end()), "6789");
+  EXPECT_EQ(file->read_at(8, buf).value(), 2U) << "short at the end";
+  EXPECT_EQ(file->read_at(64, buf).value(), 0U) << "nothing past it";
+  // Moved, it still reads; the moved-from object closes nothing.
+  SysFile moved = std::move(file.value());
+  EXPECT_EQ(moved.read_at(0, buf).value(), 4U);
+  EXPECT_EQ(moved.read_up_to(4).value(), "0123");
+  EXPECT_EQ(moved.read_up_to(100).value(), "0123456789") << "from the start again";
+  auto fifo = dir->open_file("fifo");
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(fifo.error().path, host(dev_ + "/fifo"));
+  EXPECT_EQ(dir->open_file("config_link").error().code, ErrorCode::kInvalid)
+      << "a link is left to read_file(), which resolves it through the root";
+  EXPECT_EQ(dir->open_file("missing").error().code, ErrorCode::kNotFound);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,30 @@
 #include <nodetopo/probes/sys_root.hpp>
 
 namespace nodetopo::probes {
+
+/// One attribute opened for reads at chosen offsets (SysDir::open_file()): for a file whose every
+/// byte read has a cost of its own, such as a PCI function's `config` on a live root, where the
+/// kernel makes one configuration cycle per dword. Closed when destroyed.
+class SysFile {
+ public:
+  SysFile(SysFile&& other) noexcept;
+  SysFile& operator=(SysFile&& other) noexcept;
+  SysFile(const SysFile&) = delete;
+  SysFile& operator=(const SysFile&) = delete;
+  ~SysFile();
+
+  /// Reads up to `out.size()` bytes at `offset` (one pread, retried on EINTR): the count read,
+  /// fewer at the end of what the file lets this process read. The error names the file.
+  [[nodiscard]] Result<std::size_t> read_at(std::size_t offset, std::span<std::uint8_t> out) const;
+  /// The file from its start, at most `max_bytes`: what SysDir::read_file() returns.
+  [[nodiscard]] Result<std::string> read_up_to(std::size_t max_bytes) const;
+
+ private:
+  friend class SysDir;
+  SysFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_ = -1;
+  std::string path_;  // for errors
+};
 
 class SysDir {
  public:
@@ -54,6 +79,10 @@ class SysDir {
   /// is not a regular file and reads as nothing (a FIFO or directory planted in a capture).
   [[nodiscard]] Result<std::string> read_file(std::string_view name,
                                               std::size_t max_bytes = 65536) const;
+  /// Opens attribute `name` with read_file()'s checks, for reads at chosen offsets. kNotFound when
+  /// absent, kInvalid when it is not a regular file or is a symlink (read_file() resolves one
+  /// through the root; a caller falls back to it).
+  [[nodiscard]] Result<SysFile> open_file(std::string_view name) const;
   /// read_file() with surrounding whitespace stripped: a sysfs attribute's value.
   [[nodiscard]] Result<std::string> read_attr(std::string_view name) const;
   /// The target of symlink `name` as stored (e.g. "../../../bus/pci/drivers/nvidia").
@@ -71,6 +100,9 @@ class SysDir {
  private:
   friend class SysRoot;
   SysDir(SysRoot root, std::string rel, int fd);
+  // The descriptor of regular file `name` opened through fd_ (counted and recorded), or an
+  // error; ELOOP (a symlink) is returned as kSymlinkLoop for the caller to resolve.
+  Result<int> open_regular(std::string_view name) const;
   ssize_t readlink_here(std::string_view name, std::array<char, 4096>& buf) const;
   // Where one entry's name lies in names_: offsets, not views, so that moving a SysDir (and its
   // names_, whose short-string buffer moves with it) keeps them valid.
