@@ -45,6 +45,8 @@ struct DecodedConfig {
   /// file decodes the whole of it again, so that reading less never changes what is decoded.
   bool past_buffer = false;
   std::vector<std::string> problems;  ///< libpci's own messages, if any
+
+  bool operator==(const DecodedConfig&) const = default;
 };
 
 class LibpciConfig {

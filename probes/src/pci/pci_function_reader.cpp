@@ -1,9 +1,12 @@
 #include "pci/pci_function_reader.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <span>
 
 #include <nodetopo/probes/parsers.hpp>
+
+#include "pci/pci_config_sparse.hpp"
 
 namespace nodetopo::probes {
 
@@ -81,7 +84,11 @@ void resolve_numa(const SysRoot& root, PciFunctionRead& read,
 }
 
 PciFunctionReader::PciFunctionReader(const SysRoot& root, LibpciConfig libpci)
-    : root_(root), libpci_(std::move(libpci)) {}
+    : PciFunctionReader(root, std::move(libpci),
+                        root.is_live() ? ConfigReads::kSparse : ConfigReads::kWhole) {}
+
+PciFunctionReader::PciFunctionReader(const SysRoot& root, LibpciConfig libpci, ConfigReads reads)
+    : root_(root), libpci_(std::move(libpci)), config_reads_(reads) {}
 
 void PciFunctionReader::warn(std::string message, std::string path) {
   warnings_->push_back(make_error(ErrorCode::kMalformed, std::move(message), std::move(path)));
@@ -98,9 +105,8 @@ std::optional<std::string> PciFunctionReader::optional_attr(const SysDir& dir,
 }
 
 // config is optional (some captures lack it); shorter than the 64-byte header it is unusable.
-std::optional<std::string> PciFunctionReader::optional_config(const SysDir& dir,
-                                                              std::size_t max_bytes) {
-  auto bytes = dir.read_file("config", max_bytes);
+std::optional<std::string> PciFunctionReader::usable_config(const SysDir& dir,
+                                                            Result<std::string> bytes) {
   if (!bytes) {
     if (bytes.error().code == ErrorCode::kNotFound) return std::nullopt;
     warnings_->push_back(bytes.error());
@@ -115,15 +121,23 @@ std::optional<std::string> PciFunctionReader::optional_config(const SysDir& dir,
   return std::move(bytes.value());
 }
 
-// Header type, bus numbers, revision and the PCIe port type come from config space, read once
-// and decoded by libpci from that buffer. Only the standard 256 bytes are read, as hwloc does:
-// nothing decoded lies in the extended space, and on real hardware every dword of config space
-// read through sysfs is a configuration cycle, so 4096 bytes cost sixteen times as many. Only
-// when a capability runs past those 256 bytes (a damaged capture) is the whole file read and
-// decoded again, so that the shorter read never changes the result.
+// Header type, bus numbers, revision and the PCIe port type come from config space, decoded by
+// libpci from a buffer. A capture's `config` is read once: only the standard 256 bytes, as hwloc
+// does, since nothing decoded lies in the extended space. Only when a capability runs past
+// those 256 bytes (a damaged capture) is the whole file read and decoded again, so that the
+// shorter read never changes the result. On a live root every dword read is a configuration
+// cycle: read_config_sparse().
 std::optional<DecodedConfig> PciFunctionReader::read_config(const SysDir& dir,
                                                             const PciAddress& address) {
-  auto bytes = optional_config(dir, kPciConfigStandardSize);
+  if (config_reads_ == ConfigReads::kSparse) return read_config_sparse(dir, address);
+  return decode_whole(dir, address,
+                      [&dir](std::size_t max_bytes) { return dir.read_file("config", max_bytes); });
+}
+
+std::optional<DecodedConfig> PciFunctionReader::decode_whole(
+    const SysDir& dir, const PciAddress& address,
+    const std::function<Result<std::string>(std::size_t)>& read_up_to) {
+  auto bytes = usable_config(dir, read_up_to(kPciConfigStandardSize));
   if (!bytes) return std::nullopt;
   const auto decode = [&](const std::string& b) {
     const auto* data = reinterpret_cast<const std::uint8_t*>(b.data());
@@ -131,9 +145,45 @@ std::optional<DecodedConfig> PciFunctionReader::read_config(const SysDir& dir,
   };
   DecodedConfig config = decode(*bytes);
   if (config.past_buffer && bytes->size() == kPciConfigStandardSize) {
-    if (auto whole = optional_config(dir, kPciConfigExtendedSize)) config = decode(*whole);
+    if (auto whole = usable_config(dir, read_up_to(kPciConfigExtendedSize))) {
+      config = decode(*whole);
+    }
   }
   return config;
+}
+
+// Only the registers the decoder looks at (pci_config_sparse.hpp), decoded twice: with every
+// byte not read as 0x00 and as 0xff. The same result proves the decoder (whatever libpci version
+// is installed) looked at nothing that was not read, so it is the whole read's result.
+// Otherwise — a failed or short read, a register past the standard space — the file is read
+// whole through the same descriptor and decoded as a capture's is, with its warnings: what the
+// sparse reads saw is never reported, so the output cannot depend on which path was taken.
+std::optional<DecodedConfig> PciFunctionReader::read_config_sparse(const SysDir& dir,
+                                                                   const PciAddress& address) {
+  auto file = dir.open_file("config");
+  if (!file) {
+    // A link or something other than a regular file: the whole read resolves the one through the
+    // root and refuses the other, with its message.
+    if (file.error().code == ErrorCode::kInvalid) {
+      return decode_whole(dir, address, [&dir](std::size_t max_bytes) {
+        return dir.read_file("config", max_bytes);
+      });
+    }
+    if (file.error().code != ErrorCode::kNotFound) warnings_->push_back(file.error());
+    return std::nullopt;
+  }
+  const auto sparse = SparseConfig::read(
+      [&file](std::size_t offset, std::span<std::uint8_t> out) -> std::optional<std::size_t> {
+        auto got = file->read_at(offset, out);
+        if (!got) return std::nullopt;
+        return *got;
+      });
+  if (sparse) {
+    DecodedConfig low = libpci_.decode(address, sparse->bytes(0x00));
+    if (!low.past_buffer && low == libpci_.decode(address, sparse->bytes(0xff))) return low;
+  }
+  return decode_whole(dir, address,
+                      [&file](std::size_t max_bytes) { return file->read_up_to(max_bytes); });
 }
 
 template <class T>

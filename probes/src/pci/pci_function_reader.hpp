@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,9 +53,17 @@ void resolve_numa(const SysRoot& root, PciFunctionRead& read,
                   const std::vector<NumaCpus>& numa_nodes,
                   const std::vector<std::uint32_t>& numa_ids);
 
+/// How a function's config space is read (PciFunctionReader::read_config()).
+enum class ConfigReads {
+  kWhole,   ///< the standard 256 bytes in one read: a capture or mock tree's plain file
+  kSparse,  ///< only the registers decoded (pci_config_sparse.hpp): the kernel's config accessor
+};
+
 class PciFunctionReader {
  public:
+  /// Config space is read sparsely on a live root, whole otherwise; tests choose with `reads`.
   PciFunctionReader(const SysRoot& root, LibpciConfig libpci);
+  PciFunctionReader(const SysRoot& root, LibpciConfig libpci, ConfigReads reads);
 
   /// The local CPUs already read for a numa_node value (-1: inner nullopt) in one hierarchy.
   using LocalCpusByNode = std::vector<std::pair<std::optional<std::uint32_t>, CpuSet>>;
@@ -76,8 +85,13 @@ class PciFunctionReader {
                                Result<T> (*parse)(std::string_view));
   Result<std::uint64_t> read_hex(const SysDir& dir, std::string_view attr, std::uint64_t max);
   std::optional<std::uint16_t> id_attr(const SysDir& dir, std::string_view attr);
-  std::optional<std::string> optional_config(const SysDir& dir, std::size_t max_bytes);
+  std::optional<std::string> usable_config(const SysDir& dir, Result<std::string> bytes);
   std::optional<DecodedConfig> read_config(const SysDir& dir, const PciAddress& address);
+  // The standard space (all of it when a capability runs past it) through `read_up_to`.
+  std::optional<DecodedConfig> decode_whole(
+      const SysDir& dir, const PciAddress& address,
+      const std::function<Result<std::string>(std::size_t)>& read_up_to);
+  std::optional<DecodedConfig> read_config_sparse(const SysDir& dir, const PciAddress& address);
   std::optional<PciUevent> optional_uevent(const SysDir& dir, const PciAddress& address);
   bool read_identity(const SysDir& dir, const PciAddress& address, PciFunctionInfo& f);
   CpuSet local_cpus(const SysDir& dir, const std::optional<std::optional<std::uint32_t>>& numa,
@@ -86,6 +100,7 @@ class PciFunctionReader {
 
   const SysRoot& root_;
   LibpciConfig libpci_;
+  ConfigReads config_reads_;
   std::vector<Error>* warnings_ = nullptr;  // of the function being read
   bool subsystem_read_ = false;             // its subsystem ids came from uevent
 };
