@@ -9,7 +9,6 @@
 #include <system_error>
 #include <thread>
 
-#include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -23,6 +22,8 @@
 #include <nodetopo/probes/pci_probe.hpp>
 #include <nodetopo/probes/rdma_probe.hpp>
 #include <nodetopo/probes/sys_dir.hpp>
+
+#include "usable_cpus.hpp"
 
 namespace nodetopo::probes {
 
@@ -39,15 +40,6 @@ std::vector<std::unique_ptr<Probe>> default_probes() {
 }
 
 namespace {
-
-// CPUs this process may run on (its affinity mask, which taskset and cgroup cpusets shrink;
-// hardware_concurrency() counts the machine's).
-unsigned usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
-}
 
 double ms_since(std::chrono::steady_clock::time_point started) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)

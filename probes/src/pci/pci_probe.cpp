@@ -22,6 +22,7 @@
 #include "pci/pci_device_path.hpp"
 #include "pci/pci_dir_chain.hpp"
 #include "pci/pci_function_reader.hpp"
+#include "usable_cpus.hpp"
 
 namespace nodetopo::probes {
 
@@ -234,7 +235,7 @@ class PciWalk {
       read_now_[i] = 1;
     if (which.empty()) return {};
     const std::vector<std::vector<std::size_t>> groups = hierarchies(entries, which);
-    const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
+    const unsigned hardware = usable_cpus();
     const auto threads = static_cast<unsigned>(
         std::min<std::size_t>({std::size_t{hardware}, std::size_t{kMaxReaderThreads}, groups.size(),
                                (which.size() + kFunctionsPerThread - 1) / kFunctionsPerThread}));
