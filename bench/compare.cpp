@@ -114,7 +114,10 @@ std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& roo
   std::ifstream in(log);
   FsProfile p;
   std::map<std::string, int> opens;
-  const std::string prefix = root + "/";
+  // The live root "/": its kernel data (sys/, proc/), what a capture of it holds — not the
+  // dynamic loader's cache or the libraries every process opens.
+  const bool live = root == "/";
+  const std::string prefix = live ? "/" : root + "/";
   std::string line;
   while (std::getline(in, line)) {
     if (line.find('(') == std::string::npos || line.find("+++") != std::string::npos) continue;
@@ -141,6 +144,7 @@ std::optional<FsProfile> strace_profile(const Tool& tool, const std::string& roo
       path = dir;
     }
     if (!path.starts_with(prefix)) continue;
+    if (live && !path.starts_with("/sys/") && !path.starts_with("/proc/")) continue;
     ++p.root_calls;
     const bool is_open = line.find("openat(") != std::string::npos ||
                          line.find("openat2(") != std::string::npos ||

@@ -5,7 +5,9 @@
 #                [--captures DIR]
 #
 # Full mode: mock hosts dgx-h100, hgx-a100 and synthetic machines of 8, 16, 32 and 64 GPUs, plus
-# every real capture of ../shared/fixtures; 21 interleaved runs each; strace file-system profile;
+# every real capture of ../shared/fixtures and the machine itself (root /, `this-machine`, when
+# lspci can read its PCI bus: there config space is the kernel's, every dword a configuration
+# cycle); 21 interleaved runs each; strace file-system profile;
 # the agent's refresh (nodetopo_refresh_bench) against lstopo on the mock roots; the targets are
 # checked (--check, the default in full mode: exit 1 when one is missed). Then the
 # micro-benchmarks. The machine (CPU model, kernel, CPUs) and the load average before and after
@@ -39,7 +41,7 @@ while (($#)); do
       [[ -d "${2:-}" ]] || { echo "bench/run.sh: --captures needs a directory" >&2; exit 2; }
       captures="$(cd "$2" && pwd)"; shift ;;
     --no-check) check=0 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -91,6 +93,13 @@ else
     done
   else
     echo "bench/run.sh: ../shared/fixtures not found: real captures skipped" >&2
+  fi
+  # The live machine: a real root no capture stands for (its config space is read by the kernel
+  # one configuration cycle per dword, a VM exit under a hypervisor).
+  if compgen -G "/sys/bus/pci/devices/*" >/dev/null && lspci -A linux-sysfs >/dev/null 2>&1; then
+    roots+=("this-machine=/")
+  else
+    echo "bench/run.sh: this machine shows no PCI bus lspci can read: its own root left out" >&2
   fi
 fi
 if [[ -n "$captures" ]]; then
