@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <nodetopo/base/atomic_file.hpp>
+#include <nodetopo/probes/parsers.hpp>
 
 #include "io/fd_io.hpp"
 
@@ -49,6 +50,7 @@ using FaccessatFn = int (*)(int, const char*, int, int);
 using FstatatFn = int (*)(int, const char*, struct stat*, int);
 using ReadlinkatFn = ssize_t (*)(int, const char*, char*, std::size_t);
 using SetmntentFn = FILE* (*)(const char*, const char*);
+using SysconfFn = long (*)(int);
 
 OpenatFn real_openat() {
   static const OpenatFn fn = next_symbol<OpenatFn>("openat");
@@ -70,6 +72,12 @@ SetmntentFn real_setmntent() {
   static const SetmntentFn fn = next_symbol<SetmntentFn>("setmntent");
   return fn;
 }
+SysconfFn real_sysconf() {
+  static const SysconfFn fn = next_symbol<SysconfFn>("sysconf");
+  return fn;
+}
+
+constexpr const char* kCpuOnline = "sys/devices/system/cpu/online";
 
 std::string_view relative(const char* path) {
   std::string_view rel = path != nullptr ? path : "";
@@ -255,7 +263,7 @@ struct HwlocGuard::Access {
   static bool is_online_read_twice(const HwlocGuard& guard, const char* path, int flags) {
     if (!guard.online_read_twice_ || (flags & O_ACCMODE) != O_RDONLY) return false;
     auto rel = root_relative(guard, path);
-    return rel && *rel == "sys/devices/system/cpu/online";
+    return rel && *rel == kCpuOnline;
   }
 
   // A descriptor reading `text` (cpu/online's content) from the start, backed by no file; -1
@@ -295,6 +303,34 @@ struct HwlocGuard::Access {
   }
 
   static bool kept_online(const HwlocGuard& guard) { return guard.online_copy_.has_value(); }
+
+  // sysconf(_SC_NPROCESSORS_ONLN) asked by hwloc on the live root "/" (see the header): the
+  // CPUs of the machine's cpu/online, read once and kept for hwloc's own open of the file, which
+  // is then handed the copy. nullopt when the guard does not answer: libc's sysconf() does.
+  static std::optional<long> online_cpus(HwlocGuard& guard) {
+    if (guard.mode_.contain || !guard.valid_ || guard.root_.path().native() != "/" ||
+        guard.online_copy_) {
+      return std::nullopt;
+    }
+    const int err = errno;
+    const int fd = real_openat()(AT_FDCWD, "/sys/devices/system/cpu/online",
+                                 O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      errno = err;
+      return std::nullopt;
+    }
+    auto text = read_all(fd, kMaxFileBytes + 1);
+    ::close(fd);
+    errno = err;
+    if (!text || text->size() > kMaxFileBytes) return std::nullopt;
+    // glibc counts the CPUs of the same list (its ranges never overlap); a list that does not
+    // parse is left to libc, which then reads the file itself.
+    auto cpus = parse_cpulist(*text);
+    if (!cpus || cpus->empty()) return std::nullopt;
+    guard.online_copy_ = std::move(text.value());
+    guard.online_read_twice_ = true;
+    return static_cast<long>(cpus->count());
+  }
 
   static bool contains(const HwlocGuard& guard) { return guard.mode_.contain; }
 
@@ -607,4 +643,17 @@ extern "C" FILE* setmntent(const char* file, const char* mode) noexcept {
     return HwlocGuard::Access::open_mount_table(*guard, rel, mode);
   }
   return nodetopo::probes::detail::real_setmntent()(file, mode);
+}
+
+// hwloc 2.9 asks the running system's online CPU count on the live root
+// (hwloc_gather_system_info() -> hwloc_fallback_nbprocessors()), and glibc's answer reads
+// /sys/devices/system/cpu/online, which hwloc's look_sysfscpu() then reads again. Every other
+// call, and that one without a guard on the calling thread, goes to libc.
+extern "C" long sysconf(int name) noexcept {
+  if (name == _SC_NPROCESSORS_ONLN) {
+    if (HwlocGuard* guard = nodetopo::probes::detail::t_guard) {
+      if (auto n = HwlocGuard::Access::online_cpus(*guard)) return *n;
+    }
+  }
+  return nodetopo::probes::detail::real_sysconf()(name);
 }

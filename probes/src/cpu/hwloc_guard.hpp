@@ -49,6 +49,13 @@
 // fallback coming — the access() check of cpu0 that precedes it failed — and from then on hands
 // hwloc that file as an in-memory copy of its first reading: the file is read once, hwloc sees the
 // same text twice. On every other root nothing changes (one reading, of the file itself).
+//
+// On the live root "/" the same file has a second reader: hwloc 2.9 asks the running system's
+// online CPU count (hwloc_gather_system_info() -> hwloc_fallback_nbprocessors() ->
+// sysconf(_SC_NPROCESSORS_ONLN)), and glibc answers by reading /sys/devices/system/cpu/online,
+// which look_sysfscpu() reads again. hwloc_guard.cpp defines sysconf() as well: on the guarded
+// thread, on "/", it reads the file once, answers with the CPUs of that list and keeps the text
+// for hwloc's own open. Every other sysconf() call, and this one anywhere else, is libc's.
 #pragma once
 
 #include <cstddef>

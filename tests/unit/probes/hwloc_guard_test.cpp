@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <hwloc.h>
 #include <sys/inotify.h>
+#include <sys/sysinfo.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -406,6 +407,65 @@ TEST(HwlocGuardCpuOnline, ReadOnceWhenHwlocFallsBackFromCpu0) {
     ::unsetenv("HWLOC_COMPONENTS");
     ::unsetenv("HWLOC_PLUGINS_PATH");
   }
+}
+
+// On the machine's own root, hwloc 2.9 asks sysconf(_SC_NPROCESSORS_ONLN) first, and glibc reads
+// /sys/devices/system/cpu/online for it; look_sysfscpu() then reads the file itself. Guarded,
+// the file is opened once (inotify counts every open, libc's included) and hwloc builds the
+// same topology; a guard that is not hwloc's (another thread) leaves sysconf() to libc.
+TEST(HwlocGuardCpuOnline, ReadOnceOnTheLiveRoot) {
+  const std::filesystem::path online = "/sys/devices/system/cpu/online";
+  if (!std::filesystem::exists(online)) GTEST_SKIP() << "this machine has no " << online;
+  auto opened = SysRoot::open("/");
+  ASSERT_TRUE(opened.ok());
+  ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
+  ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+  struct Load {
+    std::string xml;
+    std::size_t opens = 0;
+    bool kept = false;
+  };
+  auto load = [&](bool guarded) {
+    Load out;
+    const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    EXPECT_GE(watch, 0);
+    if (watch < 0) return out;
+    EXPECT_GE(::inotify_add_watch(watch, online.c_str(), IN_OPEN | IN_CLOSE), 0);
+    hwloc_topology_t topo = nullptr;
+    EXPECT_EQ(hwloc_topology_init(&topo), 0);
+    {
+      std::optional<HwlocGuard> guard;
+      if (guarded) guard.emplace(opened.value(), HwlocGuard::Mode{.contain = false});
+      EXPECT_EQ(hwloc_topology_load(topo), 0);
+      if (guard) out.kept = guard->kept_online();
+    }
+    alignas(inotify_event) std::array<char, 4096> events{};
+    for (ssize_t n = 0; (n = ::read(watch, events.data(), events.size())) > 0;) {
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(events.data() + at);  // NOLINT
+        out.opens += (event->mask & IN_OPEN) != 0 ? 1 : 0;
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
+    }
+    ::close(watch);
+    char* buf = nullptr;
+    int len = 0;
+    EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
+    if (buf != nullptr) out.xml.assign(buf);
+    hwloc_free_xmlbuffer(topo, buf);
+    hwloc_topology_destroy(topo);
+    return out;
+  };
+  const Load by_itself = load(false);
+  const Load guarded = load(true);
+  EXPECT_EQ(by_itself.opens, 2U);  // what the guard is for
+  EXPECT_EQ(guarded.opens, 1U);
+  EXPECT_TRUE(guarded.kept);
+  EXPECT_EQ(guarded.xml, by_itself.xml);
+  // Without a guard on the calling thread, libc answers.
+  EXPECT_EQ(::sysconf(_SC_NPROCESSORS_ONLN), ::get_nprocs());
+  ::unsetenv("HWLOC_COMPONENTS");
+  ::unsetenv("HWLOC_PLUGINS_PATH");
 }
 
 // The same on the real root "/", where the guard contains nothing and hwloc names absolute
