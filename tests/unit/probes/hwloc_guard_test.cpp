@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 #include <hwloc.h>
 #include <sys/inotify.h>
-#include <sys/sysinfo.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <nodetopo/probes/sys_root.hpp>
