@@ -325,6 +325,33 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
   ::unsetenv("HWLOC_PLUGINS_PATH");
 }
 
+// The opens inotify reported on `watch` (a watch of IN_OPEN | IN_CLOSE), which is closed.
+std::size_t opens_seen(int watch) {
+  std::size_t opens = 0;
+  alignas(inotify_event) std::array<char, 4096> events{};
+  for (ssize_t n = 0; (n = ::read(watch, events.data(), events.size())) > 0;) {
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(events.data() + at);  // NOLINT
+      opens += (event->mask & IN_OPEN) != 0 ? 1 : 0;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  ::close(watch);
+  return opens;
+}
+
+// hwloc's XML export of the loaded `topo`, which is destroyed.
+std::string xml_and_destroy(hwloc_topology_t topo) {
+  std::string xml;
+  char* buf = nullptr;
+  int len = 0;
+  EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
+  if (buf != nullptr) xml.assign(buf);
+  hwloc_free_xmlbuffer(topo, buf);
+  hwloc_topology_destroy(topo);
+  return xml;
+}
+
 // hwloc 2.9 reads cpu/online twice when cpu0 has no topology (check_sysfs_cpu_path()'s fallback
 // to the first online CPU, then look_sysfscpu()). Under a guard the file is opened once — inotify
 // counts every open of it, whoever makes it — and hwloc builds the same topology as when it
@@ -376,21 +403,8 @@ TEST(HwlocGuardCpuOnline, ReadOnceWhenHwlocFallsBackFromCpu0) {
           out.kept = guard->kept_online();
         }
       }
-      alignas(inotify_event) std::array<char, 4096> events{};
-      for (ssize_t n = 0; (n = ::read(watch, events.data(), events.size())) > 0;) {
-        for (ssize_t at = 0; at < n;) {
-          const auto* event = reinterpret_cast<const inotify_event*>(events.data() + at);  // NOLINT
-          out.opens += (event->mask & IN_OPEN) != 0 ? 1 : 0;
-          at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
-        }
-      }
-      ::close(watch);
-      char* buf = nullptr;
-      int len = 0;
-      EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
-      if (buf != nullptr) out.xml.assign(buf);
-      hwloc_free_xmlbuffer(topo, buf);
-      hwloc_topology_destroy(topo);
+      out.opens = opens_seen(watch);
+      out.xml = xml_and_destroy(topo);
       return out;
     };
     const Load by_itself = load(false);
@@ -439,21 +453,8 @@ TEST(HwlocGuardCpuOnline, ReadOnceOnTheLiveRoot) {
       EXPECT_EQ(hwloc_topology_load(topo), 0);
       if (guard) out.kept = guard->kept_online();
     }
-    alignas(inotify_event) std::array<char, 4096> events{};
-    for (ssize_t n = 0; (n = ::read(watch, events.data(), events.size())) > 0;) {
-      for (ssize_t at = 0; at < n;) {
-        const auto* event = reinterpret_cast<const inotify_event*>(events.data() + at);  // NOLINT
-        out.opens += (event->mask & IN_OPEN) != 0 ? 1 : 0;
-        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
-      }
-    }
-    ::close(watch);
-    char* buf = nullptr;
-    int len = 0;
-    EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
-    if (buf != nullptr) out.xml.assign(buf);
-    hwloc_free_xmlbuffer(topo, buf);
-    hwloc_topology_destroy(topo);
+    out.opens = opens_seen(watch);
+    out.xml = xml_and_destroy(topo);
     return out;
   };
   const Load by_itself = load(false);
