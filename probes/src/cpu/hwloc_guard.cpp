@@ -313,8 +313,8 @@ struct HwlocGuard::Access {
       return std::nullopt;
     }
     const int err = errno;
-    const int fd = real_openat()(AT_FDCWD, "/sys/devices/system/cpu/online",
-                                 O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    const std::string path = std::string("/") + kCpuOnline;
+    const int fd = real_openat()(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       errno = err;
       return std::nullopt;

@@ -129,7 +129,14 @@ std::optional<std::string> PciFunctionReader::usable_config(const SysDir& dir,
 // cycle: read_config_sparse().
 std::optional<DecodedConfig> PciFunctionReader::read_config(const SysDir& dir,
                                                             const PciAddress& address) {
-  if (config_reads_ == ConfigReads::kSparse) return read_config_sparse(dir, address);
+  if (config_reads_ == ConfigReads::kSparse) {
+    // A link or something other than a regular file is left to the whole read, which resolves
+    // the one through the root and refuses the other, with its message.
+    auto file = dir.open_file("config");
+    if (file || file.error().code != ErrorCode::kInvalid) {
+      return read_config_sparse(dir, std::move(file), address);
+    }
+  }
   return decode_whole(dir, address,
                       [&dir](std::size_t max_bytes) { return dir.read_file("config", max_bytes); });
 }
@@ -159,16 +166,9 @@ std::optional<DecodedConfig> PciFunctionReader::decode_whole(
 // whole through the same descriptor and decoded as a capture's is, with its warnings: what the
 // sparse reads saw is never reported, so the output cannot depend on which path was taken.
 std::optional<DecodedConfig> PciFunctionReader::read_config_sparse(const SysDir& dir,
+                                                                   Result<SysFile> file,
                                                                    const PciAddress& address) {
-  auto file = dir.open_file("config");
   if (!file) {
-    // A link or something other than a regular file: the whole read resolves the one through the
-    // root and refuses the other, with its message.
-    if (file.error().code == ErrorCode::kInvalid) {
-      return decode_whole(dir, address, [&dir](std::size_t max_bytes) {
-        return dir.read_file("config", max_bytes);
-      });
-    }
     if (file.error().code != ErrorCode::kNotFound) warnings_->push_back(file.error());
     return std::nullopt;
   }

@@ -91,7 +91,9 @@ class PciFunctionReader {
   std::optional<DecodedConfig> decode_whole(
       const SysDir& dir, const PciAddress& address,
       const std::function<Result<std::string>(std::size_t)>& read_up_to);
-  std::optional<DecodedConfig> read_config_sparse(const SysDir& dir, const PciAddress& address);
+  // `file`: config opened by SysDir::open_file() (an error other than kInvalid).
+  std::optional<DecodedConfig> read_config_sparse(const SysDir& dir, Result<SysFile> file,
+                                                  const PciAddress& address);
   std::optional<PciUevent> optional_uevent(const SysDir& dir, const PciAddress& address);
   bool read_identity(const SysDir& dir, const PciAddress& address, PciFunctionInfo& f);
   CpuSet local_cpus(const SysDir& dir, const std::optional<std::optional<std::uint32_t>>& numa,
