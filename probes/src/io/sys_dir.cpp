@@ -176,6 +176,22 @@ Result<std::string> SysDir::read_file(std::string_view name, std::size_t max_byt
   return content;
 }
 
+std::optional<std::string> SysDir::read_file_below(std::string_view rel,
+                                                   std::size_t max_bytes) const {
+  root_.record(rel_, rel);
+  const int fd = root_.open_checked_at(fd_, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  auto content = detail::read_all(fd, max_bytes);
+  ::close(fd);
+  if (!content) return std::nullopt;
+  return std::move(content.value());
+}
+
 Result<SysFile> SysDir::open_file(std::string_view name) const {
   auto fd = open_regular(name);
   if (!fd) {

@@ -139,6 +139,10 @@ Result<SysRoot> SysRoot::open(const std::filesystem::path& dir, Liveness livenes
 }
 
 int SysRoot::open_checked(std::string_view rel, int flags, int* error) const {
+  return open_checked_at(cache_->root_fd, rel, flags, error);
+}
+
+int SysRoot::open_checked_at(int dir_fd, std::string_view rel, int flags, int* error) const {
   if (error != nullptr) *error = 0;
   if (!cache_->kernel_checks.load(std::memory_order_relaxed) || !is_plain_relative(rel)) return -1;
   open_how how{};
@@ -146,7 +150,7 @@ int SysRoot::open_checked(std::string_view rel, int flags, int* error) const {
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   const std::string path(rel);
   count(Counter::kOpens);
-  const long fd = ::syscall(SYS_openat2, cache_->root_fd, path.c_str(), &how, sizeof(how));
+  const long fd = ::syscall(SYS_openat2, dir_fd, path.c_str(), &how, sizeof(how));
   if (fd >= 0) return static_cast<int>(fd);
   if (error != nullptr) *error = errno;
   if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {

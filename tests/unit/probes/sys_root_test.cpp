@@ -386,6 +386,40 @@ TEST_P(SysRootWalkTest, SysDirOpensOnlyRegularFilesForReadsAtOffsets) {
   EXPECT_EQ(dir->open_file("missing").error().code, ErrorCode::kNotFound);
 }
 
+// read_file_below() reads a file some plain components down with one open, and leaves all it
+// cannot vouch for to the caller's read by path: a link on the way or at the end, a climb out, a
+// FIFO, a missing file, and every path when the kernel does not check paths (the user-space
+// walk, or a kernel without openat2).
+TEST_P(SysRootWalkTest, SysDirReadsBelowOnlyWhatTheKernelChecked) {
+  write_file(dir_.path() / dev_ / "sub/inner/value", "42\n");
+  ASSERT_EQ(::mkfifo((dir_.path() / dev_ / "sub/fifo").c_str(), 0600), 0);
+  make_symlink("inner", dir_.path() / dev_ / "sub/inner_link");
+  make_symlink("inner/value", dir_.path() / dev_ / "sub/value_link");
+  const SysRoot root = open();
+  auto dir = root.open_dir("sys/bus/pci/devices/0000:00:01.0");
+  ASSERT_TRUE(dir.ok()) << dir.error().describe();
+  const auto value = dir->read_file_below("sub/inner/value");
+  if (root.checks_paths_in_kernel()) {
+    ASSERT_TRUE(value.has_value());
+    EXPECT_EQ(*value, "42\n");
+  } else {
+    EXPECT_FALSE(value.has_value()) << "without the kernel's checks, nothing";
+  }
+  if (walk_ == SysRoot::PathWalk::kUserSpace) {
+    EXPECT_FALSE(root.checks_paths_in_kernel());
+  }
+  EXPECT_FALSE(dir->read_file_below("sub/inner_link/value")) << "a link on the way";
+  EXPECT_FALSE(dir->read_file_below("sub/value_link")) << "a link at the end";
+  EXPECT_FALSE(dir->read_file_below("sub/fifo")) << "not a regular file";
+  EXPECT_FALSE(dir->read_file_below("sub/missing"));
+  EXPECT_FALSE(dir->read_file_below("../0000:00:01.0/sub/inner/value")) << "climbs out";
+  EXPECT_FALSE(dir->read_file_below("sub/./inner/value")) << "not plain components";
+  EXPECT_FALSE(dir->read_file_below((dir_.path() / dev_ / "sub/inner/value").string()))
+      << "an absolute path";
+  // What the path read then gives: the link resolved through the root.
+  EXPECT_EQ(root.read_file("sys/bus/pci/devices/0000:00:01.0/sub/value_link").value(), "42\n");
+}
+
 // ---------------------------------------------------------------------------------------------
 // directories and links
 

@@ -83,6 +83,13 @@ class SysDir {
   /// absent, kInvalid when it is not a regular file or is a symlink (read_file() resolves one
   /// through the root; a caller falls back to it).
   [[nodiscard]] Result<SysFile> open_file(std::string_view name) const;
+  /// The content of `rel`, plain components below this directory ("3/properties"), opened by one
+  /// kernel-checked openat2 (no link on the way, nothing above), not one open per directory on
+  /// the way, with read_file()'s checks. nullopt on any failure and whenever the kernel cannot
+  /// check paths (SysRoot::checks_paths_in_kernel()): the caller then reads by path, which
+  /// resolves links and words the error.
+  [[nodiscard]] std::optional<std::string> read_file_below(std::string_view rel,
+                                                           std::size_t max_bytes = 65536) const;
   /// read_file() with surrounding whitespace stripped: a sysfs attribute's value.
   [[nodiscard]] Result<std::string> read_attr(std::string_view name) const;
   /// The target of symlink `name` as stored (e.g. "../../../bus/pci/drivers/nvidia").

@@ -135,6 +135,9 @@ class SysRoot {
   // user-space walk, which words the error. `error` (optional) gets openat2's errno, or 0 when
   // it was not tried.
   [[nodiscard]] int open_checked(std::string_view rel, int flags, int* error = nullptr) const;
+  // open_checked() of `rel` below the directory open as `dir_fd` (a SysDir's) instead of the root.
+  [[nodiscard]] int open_checked_at(int dir_fd, std::string_view rel, int flags,
+                                    int* error = nullptr) const;
   // Opens the resolved, root-relative `rel` with the kernel refusing any symlink or climb out on
   // the way (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, else one O_NOFOLLOW openat per
   // component), in either walk: what a walk checked cannot be swapped before the open. -1 with
