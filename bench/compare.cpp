@@ -180,7 +180,8 @@ Json read_json(const std::string& path) {
 
 // Mock roots the harness builds; every other root is a real capture.
 bool is_mock_root(const std::string& name) {
-  return name == "dgx-h100" || name == "hgx-a100" || name.starts_with("synthetic-");
+  return name == "dgx-h100" || name == "hgx-a100" || name == "mi300x" ||
+         name.starts_with("synthetic-");
 }
 
 std::string fixed(double v) {

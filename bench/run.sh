@@ -4,10 +4,10 @@
 #   bench/run.sh [--short] [--check | --no-check] [--build DIR] [--runs N] [--out DIR]
 #                [--captures DIR]
 #
-# Full mode: mock hosts dgx-h100, hgx-a100 and synthetic machines of 8, 16, 32 and 64 GPUs, plus
-# every real capture of ../shared/fixtures and the machine itself (root /, `this-machine`, when
-# lspci can read its PCI bus: there config space is the kernel's, every dword a configuration
-# cycle); 21 interleaved runs each; strace file-system profile;
+# Full mode: mock hosts dgx-h100, hgx-a100, mi300x (AMD: the KFD tree) and synthetic machines of
+# 8, 16, 32 and 64 GPUs, plus every real capture of ../shared/fixtures and the machine itself
+# (root /, `this-machine`, when lspci can read its PCI bus: there config space is the kernel's,
+# every dword a configuration cycle); 21 interleaved runs each; strace file-system profile;
 # the agent's refresh (nodetopo_refresh_bench) against lstopo on the mock roots; the targets are
 # checked (--check, the default in full mode: exit 1 when one is missed). Then the
 # micro-benchmarks. The machine (CPU model, kernel, CPUs) and the load average before and after
@@ -78,6 +78,8 @@ if ((short)); then
 else
   add_mock dgx-h100 dgx-h100
   add_mock hgx-a100 hgx-a100
+  # AMD: the KFD tree (partitions, xGMI links) that no NVIDIA root has.
+  add_mock mi300x mi300x
   for n in 8 16 32 64; do synthetic "$n"; done
   shared="${NODETOPO_SHARED_DIR:-}"
   for candidate in "$repo/shared" "$repo/../shared"; do

@@ -136,10 +136,9 @@ class AcceleratorDiscovery {
  private:
   // The KFD probe reports KFD problems; here a bad node only means "no KFD data".
   void load_kfd() {
-    auto kfd = read_kfd_topology(root_, KfdReadOptions{.io_links = false, .mem_banks = true});
+    const Result<KfdTopology>& kfd = shared_kfd_topology(ctx_);
     if (!kfd) return;
-    kfd_ = std::move(kfd.value());
-    kfd_gpus_ = map_kfd_gpus(kfd_, [this](const PciAddress& addr) {
+    kfd_gpus_ = map_kfd_gpus(kfd.value(), [this](const PciAddress& addr) {
       const auto node = builder_.find(node_id::pci(addr.to_string()));
       if (!node) return false;
       const auto* f = builder_.node(*node).get_if<PciFunctionInfo>();
@@ -212,8 +211,7 @@ class AcceleratorDiscovery {
   ProbeContext& ctx_;
   const SysRoot& root_;
   TopologyBuilder& builder_;
-  KfdTopology kfd_;
-  KfdGpuMap kfd_gpus_;
+  KfdGpuMap kfd_gpus_;  // points into the discovery's shared KFD reading
 };
 
 }  // namespace
@@ -225,6 +223,10 @@ std::string gfx_target_name(std::uint32_t gfx_target_version) {
   if (major == 0 || minor > 15 || stepping > 15) return {};
   static constexpr std::string_view kHex = "0123456789abcdef";
   return "gfx" + std::to_string(major) + kHex[minor] + kHex[stepping];
+}
+
+void AcceleratorProbe::prefetch(ProbeContext& ctx) {
+  (void)shared_kfd_topology(ctx);
 }
 
 Result<void> AcceleratorProbe::discover(ProbeContext& ctx, TopologyBuilder& builder) {

@@ -23,6 +23,7 @@
 #include <nodetopo/probes/rdma_probe.hpp>
 #include <nodetopo/probes/sys_dir.hpp>
 
+#include "shared_reads.hpp"
 #include "usable_cpus.hpp"
 
 namespace nodetopo::probes {
@@ -86,9 +87,10 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
 
   // One context per probe, made before anything runs: a prefetch and its discover() share it.
   std::vector<std::unique_ptr<ProbeContext>> contexts(probes.size());
+  const auto shared = std::make_shared<SharedReads>();
   for (std::size_t i = 0; i < probes.size(); ++i) {
-    contexts[i] =
-        std::make_unique<ProbeContext>(root, options, std::string(probes[i]->name()), cache);
+    contexts[i] = std::make_unique<ProbeContext>(root, options, std::string(probes[i]->name()),
+                                                 cache, shared);
   }
 
   // Prefetches, in run order, on a second thread beside the platform phase when it runs and

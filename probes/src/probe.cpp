@@ -1,6 +1,8 @@
 #include <nodetopo/base/log.hpp>
 #include <nodetopo/probes/probe.hpp>
 
+#include "shared_reads.hpp"
+
 namespace nodetopo::probes {
 
 Result<std::vector<std::string>> list_subsystem(const SysRoot& root, std::string_view dir,
@@ -21,11 +23,17 @@ Result<SysDir> open_subsystem(const SysRoot& root, std::string_view dir, std::st
 }
 
 ProbeContext::ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name,
-                           DiscoveryCache* cache)
+                           DiscoveryCache* cache, std::shared_ptr<SharedReads> shared)
     : root_(root),
       options_(options),
       logger_(component_logger("probe." + probe_name)),
-      cache_(cache) {}
+      cache_(cache),
+      shared_(std::move(shared)) {}
+
+SharedReads& ProbeContext::shared_reads() {
+  if (!shared_) shared_ = std::make_shared<SharedReads>();
+  return *shared_;
+}
 
 void ProbeContext::release_log() {
   hold_ = false;

@@ -261,15 +261,15 @@ NonblankLines nonblank_lines(std::string_view text) {
 
 }  // namespace
 
-Result<std::vector<std::pair<std::string, std::string>>> parse_key_value_lines(
+Result<std::vector<std::pair<std::string_view, std::string_view>>> parse_key_value_lines(
     std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::pair<std::string_view, std::string_view>> out;
   for (const std::string_view line : nonblank_lines(text)) {
     std::size_t sp = 0;
     while (sp < line.size() && !is_space(line[sp]))
       ++sp;
     if (sp == line.size()) return malformed("'key value' lines", line);
-    out.emplace_back(std::string(line.substr(0, sp)), std::string(trim(line.substr(sp))));
+    out.emplace_back(line.substr(0, sp), trim(line.substr(sp)));
   }
   return out;
 }

@@ -1,9 +1,18 @@
 #include "kfd/kfd_topology.hpp"
 
 #include <algorithm>
-#include <unordered_map>
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include <nodetopo/probes/parsers.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
+
+#include "shared_reads.hpp"
 
 namespace nodetopo::probes {
 
@@ -13,95 +22,190 @@ namespace {
 constexpr std::uint64_t kHeapFbPublic = 1;
 constexpr std::uint64_t kHeapFbPrivate = 2;
 
-using Properties = std::unordered_map<std::string, std::string>;
+// One directory of the tree: its root-relative path as the tree names it (under
+// sys/class/kfd/kfd, behind the class link), which messages name, and its descriptor when it
+// could be opened as a plain subdirectory of an open parent. Files are read through the
+// descriptor, one openat of one component each: read by path, every properties file walked the
+// nine components behind the class link again and met the link, four system calls each (30 ms
+// for the 1,100 files of 32 MI300X GPUs wired all-to-all). What the descriptor cannot read, or a
+// directory that is not a plain subdirectory (a link planted in a capture), is read by path as
+// before, so that its message is worded as before.
+class TreeDir {
+ public:
+  TreeDir(const SysRoot& root, std::string rel, std::optional<SysDir> opened)
+      : root_(&root), rel_(std::move(rel)), opened_(std::move(opened)) {}
 
-// One `properties` file: "key value" lines. The error names the file.
-Result<Properties> read_properties(const SysRoot& root, const std::string& rel) {
-  auto text = root.read_file(rel);
+  [[nodiscard]] const SysRoot& root() const { return *root_; }
+  [[nodiscard]] const std::string& rel() const { return rel_; }
+  [[nodiscard]] std::string path(std::string_view name) const {
+    std::string out;
+    out.reserve(rel_.size() + 1 + name.size());
+    out.append(rel_).append("/").append(name);
+    return out;
+  }
+
+  [[nodiscard]] TreeDir child(std::string_view name) const {
+    std::optional<SysDir> sub;
+    if (opened_) sub = opened_->open_subdir(name);
+    return TreeDir(*root_, path(name), std::move(sub));
+  }
+
+  [[nodiscard]] Result<std::string> read(std::string_view name) const {
+    if (opened_) {
+      if (auto text = opened_->read_file(name)) return text;
+    }
+    return root_->read_file(path(name));
+  }
+
+  // read() of file `name` of subdirectory `sub`: one open below this directory (an io_link's
+  // properties), not the subdirectory's open and close around it, when the kernel checks paths.
+  [[nodiscard]] Result<std::string> read_below(std::string_view sub, std::string_view name) const {
+    if (opened_) {
+      std::string rel;
+      rel.reserve(sub.size() + 1 + name.size());
+      rel.append(sub).append("/").append(name);
+      if (auto text = opened_->read_file_below(rel)) return std::move(*text);
+    }
+    return child(sub).read(name);
+  }
+
+  // Sorted names, as SysRoot::list_dir() gives them.
+  [[nodiscard]] Result<std::vector<std::string>> list() const {
+    if (!opened_) return root_->list_dir(rel_);
+    std::vector<std::string> names;
+    for (const SysDir::Entry& entry : opened_->entries())
+      names.emplace_back(entry.name);
+    return names;
+  }
+
+ private:
+  const SysRoot* root_;
+  std::string rel_;
+  std::optional<SysDir> opened_;
+};
+
+// The numbers asked for of one properties file, by key; keys the file lacks are not held.
+class Numbers {
+ public:
+  static constexpr std::size_t kMaxKeys = 8;
+
+  void set(std::string_view key, std::uint64_t value) {
+    // The keys are each caller's literal list; more than kMaxKeys is a programming error.
+    if (size_ == values_.size()) throw std::logic_error("Numbers: more than kMaxKeys keys");
+    values_[size_++] = {key, value};
+  }
+  [[nodiscard]] bool contains(std::string_view key) const { return find(key) != nullptr; }
+  /// The value of `key`, 0 when the file lacks it.
+  [[nodiscard]] std::uint64_t get(std::string_view key) const {
+    const auto* found = find(key);
+    return found != nullptr ? found->second : 0;
+  }
+
+ private:
+  [[nodiscard]] const std::pair<std::string_view, std::uint64_t>* find(std::string_view key) const {
+    for (std::size_t i = 0; i < size_; ++i) {
+      if (values_[i].first == key) return &values_[i];
+    }
+    return nullptr;
+  }
+  std::array<std::pair<std::string_view, std::uint64_t>, kMaxKeys> values_{};
+  std::size_t size_ = 0;
+};
+
+// The index of the first line, in file order, whose key an earlier line has, or nullopt. Sorted
+// by key, not a map of the keys: a KFD tree holds thousands of these files.
+std::optional<std::size_t> first_repeated_key(
+    const std::vector<std::pair<std::string_view, std::string_view>>& lines) {
+  std::vector<std::uint32_t> order(lines.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&lines](std::uint32_t a, std::uint32_t b) {
+    return lines[a].first != lines[b].first ? lines[a].first < lines[b].first : a < b;
+  });
+  std::optional<std::size_t> first;
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (lines[order[i]].first == lines[order[i - 1]].first && (!first || order[i] < *first)) {
+      first = order[i];
+    }
+  }
+  return first;
+}
+
+// The numbers `keys` of a `properties` file read as `text` ("key value" lines, `rel` its path). The
+// error names the file: a line that is not "key value", a key given twice (the first such line), a
+// value of `keys` that is not a number (the first key of `keys` that is not).
+Result<Numbers> read_numbers(const SysRoot& root, const Result<std::string>& text,
+                             const std::string& rel, std::initializer_list<std::string_view> keys) {
   if (!text) return text.error();
   auto lines = parse_key_value_lines(text.value());
   if (!lines) {
     return make_error(ErrorCode::kMalformed, lines.error().message, root.host_path(rel));
   }
-  Properties props;
-  for (auto& [key, value] : lines.value()) {
-    if (props.contains(key)) {
-      return make_error(ErrorCode::kMalformed, "'" + key + "' appears twice", root.host_path(rel));
-    }
-    props.emplace(std::move(key), std::move(value));
-  }
-  return props;
-}
-
-// A numeric property: nullopt when absent, an error naming the file when not a number.
-Result<std::optional<std::uint64_t>> number(const SysRoot& root, const std::string& rel,
-                                            const Properties& props, const std::string& key) {
-  const auto it = props.find(key);
-  if (it == props.end()) return std::optional<std::uint64_t>{};
-  auto value = parse_uint(it->second);
-  if (!value) {
-    return make_error(ErrorCode::kMalformed, key + ": " + value.error().message,
+  if (const auto repeated = first_repeated_key(lines.value())) {
+    return make_error(ErrorCode::kMalformed,
+                      "'" + std::string(lines.value()[*repeated].first) + "' appears twice",
                       root.host_path(rel));
   }
-  return std::optional<std::uint64_t>{*value};
+  Numbers out;
+  for (const std::string_view key : keys) {
+    const auto line = std::find_if(lines.value().begin(), lines.value().end(),
+                                   [key](const auto& kv) { return kv.first == key; });
+    if (line == lines.value().end()) continue;
+    auto value = parse_uint(line->second);
+    if (!value) {
+      return make_error(ErrorCode::kMalformed, std::string(key) + ": " + value.error().message,
+                        root.host_path(rel));
+    }
+    out.set(key, *value);
+  }
+  return out;
 }
 
 Error missing(const SysRoot& root, const std::string& rel, const std::string& key) {
   return make_error(ErrorCode::kMalformed, "no '" + key + "' line", root.host_path(rel));
 }
 
-// Reads the numbers `keys` of one properties file into `out` (0 when absent), or fails.
-Result<std::unordered_map<std::string, std::uint64_t>> numbers(
-    const SysRoot& root, const std::string& rel, const Properties& props,
-    std::initializer_list<const char*> keys) {
-  std::unordered_map<std::string, std::uint64_t> out;
-  for (const char* key : keys) {
-    auto v = number(root, rel, props, key);
-    if (!v) return v.error();
-    if (v.value()) out.emplace(key, **v);
-  }
-  return out;
-}
-
-Result<KfdIoLink> read_io_link(const SysRoot& root, const std::string& rel, std::uint32_t node_id) {
-  auto props = read_properties(root, rel);
-  if (!props) return props.error();
-  auto n = numbers(root, rel, props.value(), {"type", "node_from", "node_to", "max_bandwidth"});
+// io_link `name` of directory `links`.
+Result<KfdIoLink> read_io_link(const TreeDir& links, const std::string& name,
+                               std::uint32_t node_id) {
+  const SysRoot& root = links.root();
+  const std::string rel = links.path(name + "/properties");
+  auto n = read_numbers(root, links.read_below(name, "properties"), rel,
+                        {"type", "node_from", "node_to", "max_bandwidth"});
   if (!n) return n.error();
   const auto& v = n.value();
   if (!v.contains("type")) return missing(root, rel, "type");
   if (!v.contains("node_to")) return missing(root, rel, "node_to");
-  if (v.contains("node_from") && v.at("node_from") != node_id) {
+  if (v.contains("node_from") && v.get("node_from") != node_id) {
     return make_error(ErrorCode::kMalformed,
-                      "node_from " + std::to_string(v.at("node_from")) +
+                      "node_from " + std::to_string(v.get("node_from")) +
                           " is not the node the link belongs to (" + std::to_string(node_id) + ")",
                       root.host_path(rel));
   }
-  if (v.at("type") > UINT32_MAX || v.at("node_to") > UINT32_MAX) {
+  if (v.get("type") > UINT32_MAX || v.get("node_to") > UINT32_MAX) {
     return make_error(ErrorCode::kMalformed, "type or node_to out of range", root.host_path(rel));
   }
   KfdIoLink link;
-  link.type = static_cast<std::uint32_t>(v.at("type"));
-  link.node_to = static_cast<std::uint32_t>(v.at("node_to"));
-  if (v.contains("max_bandwidth")) link.max_bandwidth = v.at("max_bandwidth");
+  link.type = static_cast<std::uint32_t>(v.get("type"));
+  link.node_to = static_cast<std::uint32_t>(v.get("node_to"));
+  if (v.contains("max_bandwidth")) link.max_bandwidth = v.get("max_bandwidth");
   link.file = rel;
   return link;
 }
 
-Result<KfdNode> read_node(const SysRoot& root, const std::string& dir, std::uint32_t id) {
-  const std::string rel = dir + "/properties";
-  auto props = read_properties(root, rel);
-  if (!props) return props.error();
-  auto n = numbers(root, rel, props.value(),
-                   {"simd_count", "location_id", "domain", "vendor_id", "device_id", "unique_id",
-                    "hive_id", "gfx_target_version"});
+Result<KfdNode> read_node(const TreeDir& dir, std::uint32_t id) {
+  const SysRoot& root = dir.root();
+  const std::string rel = dir.path("properties");
+  auto n = read_numbers(root, dir.read("properties"), rel,
+                        {"simd_count", "location_id", "domain", "vendor_id", "device_id",
+                         "unique_id", "hive_id", "gfx_target_version"});
   if (!n) return n.error();
   const auto& v = n.value();
-  const auto get = [&v](const char* key) { return v.contains(key) ? v.at(key) : 0; };
+  const auto get = [&v](std::string_view key) { return v.get(key); };
   if (!v.contains("simd_count")) return missing(root, rel, "simd_count");
   KfdNode node;
   node.id = id;
-  node.dir = dir;
+  node.dir = dir.rel();
   node.gpu = get("simd_count") > 0;
   if (node.gpu) {
     if (!v.contains("location_id")) return missing(root, rel, "location_id");
@@ -125,21 +229,15 @@ Result<KfdNode> read_node(const SysRoot& root, const std::string& dir, std::uint
   return node;
 }
 
-// Sorted numeric entries of a directory; other names are reported.
-std::vector<std::pair<std::uint32_t, std::string>> numbered_entries(const SysRoot& root,
-                                                                    const std::string& dir,
-                                                                    std::vector<Error>& problems) {
+// Sorted numeric entries of directory `dir` listed as `names`; other names are reported.
+std::vector<std::pair<std::uint32_t, std::string>> numbered_entries(
+    const TreeDir& dir, const std::vector<std::string>& names, std::vector<Error>& problems) {
   std::vector<std::pair<std::uint32_t, std::string>> out;
-  auto names = root.list_dir(dir);
-  if (!names) {
-    if (names.error().code != ErrorCode::kNotFound) problems.push_back(names.error());
-    return out;
-  }
-  for (const std::string& name : names.value()) {
+  for (const std::string& name : names) {
     auto id = parse_uint(name);
     if (!id || *id > UINT32_MAX) {
       problems.push_back(make_error(ErrorCode::kMalformed, "not a KFD node or link number",
-                                    root.host_path(dir + "/" + name)));
+                                    dir.root().host_path(dir.path(name))));
       continue;
     }
     out.emplace_back(static_cast<std::uint32_t>(*id), name);
@@ -148,24 +246,31 @@ std::vector<std::pair<std::uint32_t, std::string>> numbered_entries(const SysRoo
   return out;
 }
 
-void read_mem_banks(const SysRoot& root, KfdNode& node, std::vector<Error>& problems) {
-  const std::string dir = node.dir + "/mem_banks";
-  for (const auto& [index, name] : numbered_entries(root, dir, problems)) {
-    const std::string rel = dir + "/" + name + "/properties";
-    auto props = read_properties(root, rel);
-    if (!props) {
-      problems.push_back(props.error());
-      continue;
-    }
-    auto n = numbers(root, rel, props.value(), {"heap_type", "size_in_bytes"});
+// numbered_entries() of a subdirectory that may be absent (a node without io_links).
+std::vector<std::pair<std::uint32_t, std::string>> numbered_entries(const TreeDir& dir,
+                                                                    std::vector<Error>& problems) {
+  auto names = dir.list();
+  if (!names) {
+    if (names.error().code != ErrorCode::kNotFound) problems.push_back(names.error());
+    return {};
+  }
+  return numbered_entries(dir, names.value(), problems);
+}
+
+void read_mem_banks(const TreeDir& node_dir, KfdNode& node, std::vector<Error>& problems) {
+  const TreeDir banks = node_dir.child("mem_banks");
+  for (const auto& [index, name] : numbered_entries(banks, problems)) {
+    const std::string rel = banks.path(name + "/properties");
+    auto n = read_numbers(banks.root(), banks.read_below(name, "properties"), rel,
+                          {"heap_type", "size_in_bytes"});
     if (!n) {
       problems.push_back(n.error());
       continue;
     }
     const auto& v = n.value();
-    const std::uint64_t heap = v.contains("heap_type") ? v.at("heap_type") : 0;
+    const std::uint64_t heap = v.get("heap_type");
     if (heap == kHeapFbPublic || heap == kHeapFbPrivate) {
-      node.frame_buffer_bytes += v.contains("size_in_bytes") ? v.at("size_in_bytes") : 0;
+      node.frame_buffer_bytes += v.get("size_in_bytes");
     }
   }
 }
@@ -182,34 +287,43 @@ bool KfdTopology::skipped(std::uint32_t id) const {
   return std::find(skipped_nodes.begin(), skipped_nodes.end(), id) != skipped_nodes.end();
 }
 
-Result<KfdTopology> read_kfd_topology(const SysRoot& root, const KfdReadOptions& options) {
+Result<KfdTopology> read_kfd_topology(const SysRoot& root) {
   const std::string nodes_dir(kKfdNodesDir);
-  auto listed = root.list_dir(nodes_dir);
+  // The class link resolved once; a directory that cannot be opened is listed by path, which
+  // words the error.
+  auto opened = root.open_dir(nodes_dir);
+  const TreeDir nodes(root, nodes_dir,
+                      opened ? std::optional<SysDir>(std::move(opened.value())) : std::nullopt);
+  auto listed = nodes.list();
   if (!listed) return listed.error();
   KfdTopology topo;
-  for (const auto& [id, name] : numbered_entries(root, nodes_dir, topo.problems)) {
-    const std::string dir = nodes_dir + "/" + name;
-    auto node = read_node(root, dir, id);
+  for (const auto& [id, name] : numbered_entries(nodes, listed.value(), topo.problems)) {
+    const TreeDir dir = nodes.child(name);
+    auto node = read_node(dir, id);
     if (!node) {
       topo.problems.push_back(node.error());
       topo.skipped_nodes.push_back(id);
       continue;
     }
-    if (options.io_links) {
-      const std::string links_dir = dir + "/io_links";
-      for (const auto& [index, link_name] : numbered_entries(root, links_dir, topo.problems)) {
-        auto link = read_io_link(root, links_dir + "/" + link_name + "/properties", id);
-        if (link) {
-          node->io_links.push_back(std::move(link.value()));
-        } else {
-          topo.problems.push_back(link.error());
-        }
+    const TreeDir links = dir.child("io_links");
+    for (const auto& [index, link_name] : numbered_entries(links, topo.problems)) {
+      auto link = read_io_link(links, link_name, id);
+      if (link) {
+        node->io_links.push_back(std::move(link.value()));
+      } else {
+        topo.problems.push_back(link.error());
       }
     }
-    if (options.mem_banks) read_mem_banks(root, node.value(), topo.problems);
+    read_mem_banks(dir, node.value(), topo.problems);
     topo.nodes.push_back(std::move(node.value()));
   }
   return topo;
+}
+
+const Result<KfdTopology>& shared_kfd_topology(ProbeContext& ctx) {
+  std::optional<Result<KfdTopology>>& kept = ctx.shared_reads().kfd_topology;
+  if (!kept) kept.emplace(read_kfd_topology(ctx.root()));
+  return *kept;
 }
 
 KfdGpuMap map_kfd_gpus(const KfdTopology& topology,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/probes/probe.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/pci.hpp>
 
@@ -53,17 +54,18 @@ struct KfdTopology {
   [[nodiscard]] bool skipped(std::uint32_t id) const;
 };
 
-struct KfdReadOptions {
-  bool io_links = true;
-  bool mem_banks = true;
-};
-
 /// The root-relative directory of the KFD nodes.
 inline constexpr std::string_view kKfdNodesDir = "sys/class/kfd/kfd/topology/nodes";
 
-/// Reads the tree. ErrorCode::kNotFound when the root has no KFD topology; other errors only
-/// when the nodes directory itself cannot be listed.
-Result<KfdTopology> read_kfd_topology(const SysRoot& root, const KfdReadOptions& options = {});
+/// Reads the tree: every node's properties, io_links and mem_banks. ErrorCode::kNotFound when
+/// the root has no KFD topology; other errors only when the nodes directory itself cannot be
+/// listed.
+Result<KfdTopology> read_kfd_topology(const SysRoot& root);
+
+/// read_kfd_topology() of the context's root, read once per discovery (ProbeContext::
+/// shared_reads()): the accelerator probe and the KFD probe both need it. The result stays valid
+/// while the context's shared reads do (the whole discovery).
+const Result<KfdTopology>& shared_kfd_topology(ProbeContext& ctx);
 
 /// One physical GPU and its KFD nodes (one, or one per compute partition), by node id.
 struct KfdGpu {

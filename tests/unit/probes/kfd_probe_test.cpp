@@ -1,9 +1,13 @@
 // KFD probe: the real KFD captures (MI210 hives, MI300X and MI308X in CPX mode) combined with a
 // minimal PCI tree holding one function per physical GPU, and hand-made broken trees.
+#include <array>
+#include <map>
 #include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include "devices_fake_host.hpp"
 
@@ -59,6 +63,47 @@ std::string hex16(std::uint64_t v) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
 }
+
+// Counts the opens of every file below `top`, by path: inotify watches on each directory report
+// every open of a file in it, whoever makes it.
+class OpenCounter {
+ public:
+  explicit OpenCounter(const fs::path& top) : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    EXPECT_GE(fd_, 0);
+    watch(top);
+    for (const auto& entry : fs::recursive_directory_iterator(top)) {
+      if (entry.is_directory() && !entry.is_symlink()) watch(entry.path());
+    }
+  }
+  OpenCounter(const OpenCounter&) = delete;
+  OpenCounter& operator=(const OpenCounter&) = delete;
+  ~OpenCounter() { ::close(fd_); }
+
+  // Opens of files (not directories) since construction, by path.
+  std::map<fs::path, int> file_opens() {
+    alignas(inotify_event) std::array<char, 65536> events{};
+    for (ssize_t n = 0; (n = ::read(fd_, events.data(), events.size())) > 0;) {
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(events.data() + at);  // NOLINT
+        if ((event->mask & IN_OPEN) != 0 && (event->mask & IN_ISDIR) == 0 && event->len > 0) {
+          ++opens_[dirs_.at(event->wd) / event->name];
+        }
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
+    }
+    return opens_;
+  }
+
+ private:
+  void watch(const fs::path& dir) {
+    const int wd = ::inotify_add_watch(fd_, dir.c_str(), IN_OPEN);
+    ASSERT_GE(wd, 0) << dir;
+    dirs_[wd] = dir;
+  }
+  int fd_;
+  std::map<int, fs::path> dirs_;
+  std::map<fs::path, int> opens_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // MI210: 8 GPUs in two xGMI hives of 4, no partitions.
@@ -131,6 +176,42 @@ const std::vector<Gpu> kMi300 = {
     {"0000:c7:00.0", 50, 8, 13326531576914550249ULL},
     {"0000:e5:00.0", 58, 7, 15931900197903628278ULL},
 };
+
+// The accelerator probe (identities, frame-buffer memory) and the KFD probe (partitions, links)
+// share one reading of the tree: every properties file of the capture is opened once.
+TEST(KfdCaptures, EveryFileOfTheTreeIsOpenedOnce) {
+  FakeHost host;
+  build(host, captures_dir() / "kfd/topo-mi210-xgmi-pcie/nodes", kMi210, 0x740f, 0x038000);
+  // The capture has no mem_banks; one GPU gets two, which both probes would read.
+  const fs::path nodes = host.root() / "sys/class/kfd/kfd/topology/nodes";
+  host.write("sys/class/kfd/kfd/topology/nodes/2/mem_banks/0/properties",
+             "heap_type 1\nsize_in_bytes 1024\n");
+  host.write("sys/class/kfd/kfd/topology/nodes/2/mem_banks/1/properties",
+             "heap_type 2\nsize_in_bytes 2048\n");
+  std::size_t properties = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(nodes)) {
+    if (entry.path().filename() == "properties" &&
+        entry.path().string().find("p2p_links") == std::string::npos) {
+      ++properties;
+    }
+  }
+  OpenCounter counter(nodes);
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_EQ(xgmi_links(d.topology).size(), 24U);
+  const auto opens = counter.file_opens();
+  std::size_t read = 0;
+  for (const auto& [path, count] : opens) {
+    EXPECT_EQ(count, 1) << path;
+    if (path.filename() == "properties") ++read;
+  }
+  // Node, io_link and mem_bank properties (p2p_links are not read).
+  EXPECT_EQ(read, properties);
+  EXPECT_GT(read, 40U);
+  // What the accelerator probe took from the shared reading.
+  const auto& gpu =
+      d.topology.node(*d.topology.find(accel_id("0000:63:00.0"))).as<AcceleratorInfo>();
+  EXPECT_EQ(gpu.memory_bytes, 3072U);
+}
 
 void expect_full_mesh(const Topology& topo, const std::vector<Gpu>& gpus) {
   std::set<std::pair<std::string, std::string>> expected;
@@ -328,6 +409,31 @@ TEST(KfdProbe, GarbageIoLinkSkipsThatLink) {
   const auto& warnings = report_of(d, "kfd").warnings;
   ASSERT_EQ(warnings.size(), 1U);
   EXPECT_THAT(warnings[0], HasSubstr("nodes/1/io_links/1/properties"));
+}
+
+// Directories of the tree that are links (a capture's, or a kernel's that moved them) are read
+// by path through the root, with the same result and messages naming the tree's paths.
+TEST(KfdProbe, DirectoriesThatAreLinksAreReadByPath) {
+  FakeHost host;
+  three_gpus(host);
+  const fs::path nodes = host.root() / kNodes;
+  const fs::path moved = host.root() / "sys/devices/virtual/kfd/moved";
+  fs::create_directories(moved);
+  // A node directory, and an io_link directory, each replaced by a link to where it went.
+  fs::rename(nodes / "2", moved / "2");
+  fs::create_symlink("../../../../../devices/virtual/kfd/moved/2", nodes / "2");
+  fs::rename(nodes / "3/io_links/1", moved / "link31");
+  fs::create_symlink("../../../../../../../devices/virtual/kfd/moved/link31",
+                     nodes / "3/io_links/1");
+  // And one whose target lacks its properties: the warning names the path in the tree.
+  fs::create_directories(moved / "empty");
+  fs::create_symlink("../../../../../../../devices/virtual/kfd/moved/empty",
+                     nodes / "1/io_links/9");
+  const auto d = run(host.sys_root(), device_probes());
+  EXPECT_EQ(xgmi_links(d.topology).size(), 6U);
+  const auto& warnings = report_of(d, "kfd").warnings;
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0], HasSubstr("topology/nodes/1/io_links/9/properties"));
 }
 
 TEST(KfdProbe, GpuWithoutPciFunctionIsReportedAndItsLinksDropped) {

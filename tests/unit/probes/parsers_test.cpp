@@ -391,17 +391,18 @@ TEST(ParseKeyValueLines, KfdPropertiesInFileOrder) {
   auto kv = parse_key_value_lines("cpu_cores_count 0\nsimd_count 304\ngfx_target_version 90402\n");
   ASSERT_TRUE(kv.ok());
   ASSERT_EQ(kv->size(), 3U);
-  EXPECT_EQ((*kv)[0], (std::pair<std::string, std::string>{"cpu_cores_count", "0"}));
-  EXPECT_EQ((*kv)[1], (std::pair<std::string, std::string>{"simd_count", "304"}));
-  EXPECT_EQ((*kv)[2], (std::pair<std::string, std::string>{"gfx_target_version", "90402"}));
+  EXPECT_EQ((*kv)[0], (std::pair<std::string_view, std::string_view>{"cpu_cores_count", "0"}));
+  EXPECT_EQ((*kv)[1], (std::pair<std::string_view, std::string_view>{"simd_count", "304"}));
+  EXPECT_EQ((*kv)[2],
+            (std::pair<std::string_view, std::string_view>{"gfx_target_version", "90402"}));
 }
 
 TEST(ParseKeyValueLines, BlankLinesCrlfAndInnerSpaces) {
   auto kv = parse_key_value_lines("\n a  1 2 \r\n\n\tb\tx\n");
   ASSERT_TRUE(kv.ok());
   ASSERT_EQ(kv->size(), 2U);
-  EXPECT_EQ((*kv)[0], (std::pair<std::string, std::string>{"a", "1 2"}));
-  EXPECT_EQ((*kv)[1], (std::pair<std::string, std::string>{"b", "x"}));
+  EXPECT_EQ((*kv)[0], (std::pair<std::string_view, std::string_view>{"a", "1 2"}));
+  EXPECT_EQ((*kv)[1], (std::pair<std::string_view, std::string_view>{"b", "x"}));
 }
 
 TEST(ParseKeyValueLines, EmptyInputIsNoPairs) {

@@ -30,6 +30,10 @@ class AcceleratorProbe final : public Probe {
  public:
   [[nodiscard]] std::string_view name() const override { return "accelerator"; }
   [[nodiscard]] ProbePhase phase() const override { return ProbePhase::kDevices; }
+  /// The KFD tree needs nothing of earlier phases: read while they run, when the discovery
+  /// overlaps (ProbeContext::shared_reads(), shared with the KFD probe).
+  [[nodiscard]] bool prefetches() const override { return true; }
+  void prefetch(ProbeContext& ctx) override;
   Result<void> discover(ProbeContext& ctx, TopologyBuilder& builder) override;
 };
 

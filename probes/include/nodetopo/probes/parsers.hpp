@@ -63,8 +63,9 @@ struct PciUevent {
 /// are required; other keys the kernel may add (MODALIAS, OF_*) are ignored.
 Result<PciUevent> parse_pci_uevent(std::string_view text);
 
-/// "key value" lines such as KFD `properties` files, in file order.
-Result<std::vector<std::pair<std::string, std::string>>> parse_key_value_lines(
+/// "key value" lines such as KFD `properties` files, in file order, as views into `text` (a KFD
+/// tree of thousands of such files is parsed without a string per key and value).
+Result<std::vector<std::pair<std::string_view, std::string_view>>> parse_key_value_lines(
     std::string_view text);
 
 }  // namespace nodetopo::probes

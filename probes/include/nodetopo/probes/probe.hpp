@@ -34,6 +34,7 @@ class logger;
 namespace nodetopo::probes {
 
 class DiscoveryCache;
+struct SharedReads;  // probes/src/shared_reads.hpp
 
 /// Probes run phase by phase; within a phase in registry order. Later phases may read what
 /// earlier ones added (the PCI probe places host bridges under the NUMA nodes of the platform).
@@ -66,7 +67,7 @@ struct ProbeOptions {
 class ProbeContext {
  public:
   ProbeContext(const SysRoot& root, const ProbeOptions& options, std::string probe_name,
-               DiscoveryCache* cache = nullptr);
+               DiscoveryCache* cache = nullptr, std::shared_ptr<SharedReads> shared = {});
 
   [[nodiscard]] const SysRoot& root() const { return root_; }
   [[nodiscard]] const ProbeOptions& options() const { return options_; }
@@ -75,6 +76,11 @@ class ProbeContext {
   /// What an agent keeps between discoveries of the same host (discovery_cache.hpp); nullptr for
   /// a one-shot discovery. A probe that uses it must produce what it would without it.
   [[nodiscard]] DiscoveryCache* cache() const { return cache_; }
+  /// What more than one probe of a discovery needs, read by the first that asks and kept for the
+  /// others, so that no file is read twice (the KFD tree: the accelerator probe's GPU identities
+  /// and the KFD probe's links). run_probes() gives the contexts of one discovery the same one;
+  /// a context made without one gets its own on first use.
+  [[nodiscard]] SharedReads& shared_reads();
 
   /// While held, warnings are recorded but not logged: a prefetch running beside another probe
   /// keeps the log in run order. release_log() logs what was held, in order.
@@ -106,6 +112,7 @@ class ProbeContext {
   const ProbeOptions& options_;
   std::shared_ptr<spdlog::logger> logger_;
   DiscoveryCache* cache_ = nullptr;
+  std::shared_ptr<SharedReads> shared_;
   std::vector<std::string> warnings_;
   bool hold_ = false;
   std::vector<std::string> held_;  // full messages not yet logged
