@@ -1,5 +1,6 @@
 #include <nodetopo/probes/discovery_cache.hpp>
 
+#include "kfd/kfd_cache.hpp"
 #include "net/class_cache.hpp"
 #include "pci/pci_cache.hpp"
 
@@ -34,7 +35,8 @@ void Changes::merge(const Changes& other) {
 DiscoveryCache::DiscoveryCache()
     : pci_(std::make_unique<detail::PciCache>()),
       net_(std::make_unique<detail::NetCache>()),
-      rdma_(std::make_unique<detail::RdmaCache>()) {}
+      rdma_(std::make_unique<detail::RdmaCache>()),
+      kfd_(std::make_unique<detail::KfdCache>()) {}
 DiscoveryCache::~DiscoveryCache() = default;
 DiscoveryCache::DiscoveryCache(DiscoveryCache&&) noexcept = default;
 DiscoveryCache& DiscoveryCache::operator=(DiscoveryCache&&) noexcept = default;
@@ -45,6 +47,7 @@ void DiscoveryCache::invalidate(const Changes& changes) {
     pci_->clear();
     net_->clear();
     rdma_->clear();
+    kfd_->clear();
     return;
   }
   if (changes.platform) platform_.reset();

@@ -2,7 +2,7 @@
 // first probe that needs it, kept for the others.
 #pragma once
 
-#include <optional>
+#include <memory>
 
 #include <nodetopo/base/error.hpp>
 
@@ -14,7 +14,8 @@ struct SharedReads {
   /// The KFD tree, once read (shared_kfd_topology()): by the accelerator probe's prefetch, which
   /// the runner awaits before that probe's discover() and so before the KFD probe's, or by the
   /// first discover() that needs it. Never two threads at once, so no lock.
-  std::optional<Result<KfdTopology>> kfd_topology;
+  /// Shared with the DiscoveryCache when there is one (kfd/kfd_cache.hpp).
+  std::shared_ptr<const Result<KfdTopology>> kfd_topology;
 };
 
 }  // namespace nodetopo::probes

@@ -464,6 +464,78 @@ TEST(RefreshCache, PciEventWithoutAPathReadsEveryFunction) {
   EXPECT_TRUE(cache.stats().platform_reused);
 }
 
+// The KFD tree (AMD GPUs wired by xGMI) is taken from the cache while the kernel's count of its
+// changes, topology/generation_id, reads the same — whatever event came, since none announces a
+// change of the tree — and read again when the count moves, after a full invalidation, and on
+// every refresh of a root without the file. Each has its control: a change of the tree the count
+// does not announce is not seen (the cache is really used) until the count moves.
+TEST(RefreshCache, KfdTreeReusedWhileItsGenerationStands) {
+  Host host("synthetic:gpus=4,gpu_model=mi300x,nics=1");
+  const fs::path root = host.root();
+  const fs::path topology = fs::canonical(root / "sys/class/kfd/kfd/topology");
+  ASSERT_TRUE(fs::exists(topology / "generation_id"));
+  DiscoveryCache cache;
+  const std::string initial = host.snapshot(&cache);
+  EXPECT_EQ(initial, host.fresh());
+  EXPECT_FALSE(cache.stats().kfd_reused);
+  ASSERT_NE(initial.find("\"kind\": \"xgmi\""), std::string::npos) << "the profile has xGMI";
+
+  // A no-op event, then a PCI event naming a GPU that changed nothing: the tree is reused.
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), initial);
+  EXPECT_TRUE(cache.stats().kfd_reused);
+  const std::vector<std::string> gpus = functions_of_class(root, "0x1200");
+  ASSERT_EQ(gpus.size(), 4U);
+  cache.invalidate(pci_event(device_path(root, gpus.front())));
+  EXPECT_EQ(host.snapshot(&cache), initial);
+  EXPECT_TRUE(cache.stats().kfd_reused);
+
+  // One xGMI link's bandwidth changed; without the count moving it is not seen (the control) ...
+  fs::path link_file;
+  for (const auto& e : fs::recursive_directory_iterator(topology / "nodes")) {
+    if (e.path().filename() == "properties" &&
+        e.path().parent_path().parent_path().filename() == "io_links" &&
+        read_text(e.path()).starts_with("type 11\n")) {
+      link_file = e.path();
+      break;
+    }
+  }
+  ASSERT_FALSE(link_file.empty());
+  std::string link = read_text(link_file);
+  const std::size_t at = link.find("max_bandwidth ");
+  ASSERT_NE(at, std::string::npos);
+  link.replace(at, link.find('\n', at) - at, "max_bandwidth 12345");
+  write_text(link_file, link);
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), initial);
+  const std::string changed = host.fresh();
+  EXPECT_NE(changed, initial);
+  // ... and once it moves, it is, as a fresh discovery sees it.
+  write_text(topology / "generation_id", "2\n");
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), changed);
+  EXPECT_FALSE(cache.stats().kfd_reused);
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), changed);
+  EXPECT_TRUE(cache.stats().kfd_reused);
+
+  // A full invalidation (the resync) reads it whatever the count says.
+  cache.invalidate(Changes{});
+  EXPECT_EQ(host.snapshot(&cache), changed);
+  EXPECT_FALSE(cache.stats().kfd_reused);
+
+  // Without generation_id (a capture that lacks it), every refresh reads the tree.
+  fs::remove(topology / "generation_id");
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), changed);
+  EXPECT_FALSE(cache.stats().kfd_reused);
+  write_text(link_file, read_text(link_file).replace(read_text(link_file).find("12345"), 5, "777"));
+  cache.invalidate(Changes::none());
+  EXPECT_EQ(host.snapshot(&cache), host.fresh());
+  EXPECT_NE(host.fresh(), changed);
+  EXPECT_FALSE(cache.stats().kfd_reused);
+}
+
 TEST(RefreshCache, ChangesMerge) {
   Changes acc = Changes::none();
   acc.merge(Changes::none());

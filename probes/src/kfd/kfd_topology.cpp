@@ -4,14 +4,17 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
 
+#include <nodetopo/probes/discovery_cache.hpp>
 #include <nodetopo/probes/parsers.hpp>
 #include <nodetopo/probes/sys_dir.hpp>
 
+#include "kfd/kfd_cache.hpp"
 #include "shared_reads.hpp"
 
 namespace nodetopo::probes {
@@ -321,8 +324,30 @@ Result<KfdTopology> read_kfd_topology(const SysRoot& root) {
 }
 
 const Result<KfdTopology>& shared_kfd_topology(ProbeContext& ctx) {
-  std::optional<Result<KfdTopology>>& kept = ctx.shared_reads().kfd_topology;
-  if (!kept) kept.emplace(read_kfd_topology(ctx.root()));
+  std::shared_ptr<const Result<KfdTopology>>& kept = ctx.shared_reads().kfd_topology;
+  if (kept) return *kept;
+  DiscoveryCache* cache = ctx.cache();
+  if (cache == nullptr) {
+    kept = std::make_shared<const Result<KfdTopology>>(read_kfd_topology(ctx.root()));
+    return *kept;
+  }
+  // An agent's refresh: the tree (a thousand files and more on a partitioned MI300X) is read
+  // again only when the kernel's count of its changes moved. Read before the tree: a change made
+  // while it is read moves the count past what is kept, and the next refresh reads it again.
+  auto generation = ctx.root().read_file(kKfdGenerationFile);
+  detail::KfdCache& kfd = cache->kfd();
+  if (generation && kfd.topology && kfd.generation == generation.value()) {
+    kept = kfd.topology;
+    cache->mutable_stats().kfd_reused = true;
+    return *kept;
+  }
+  kept = std::make_shared<const Result<KfdTopology>>(read_kfd_topology(ctx.root()));
+  if (generation) {
+    kfd.topology = kept;
+    kfd.generation = std::move(generation.value());
+  } else {
+    kfd.clear();
+  }
   return *kept;
 }
 

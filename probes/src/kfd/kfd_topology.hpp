@@ -56,6 +56,10 @@ struct KfdTopology {
 
 /// The root-relative directory of the KFD nodes.
 inline constexpr std::string_view kKfdNodesDir = "sys/class/kfd/kfd/topology/nodes";
+/// The kernel's count of changes to the tree (kfd_topology.c adds one for every GPU added or
+/// removed and every update of a node's properties; ROCm's libhsakmt compares it to learn
+/// whether the topology it read is still current).
+inline constexpr std::string_view kKfdGenerationFile = "sys/class/kfd/kfd/topology/generation_id";
 
 /// Reads the tree: every node's properties, io_links and mem_banks. ErrorCode::kNotFound when
 /// the root has no KFD topology; other errors only when the nodes directory itself cannot be
@@ -64,7 +68,9 @@ Result<KfdTopology> read_kfd_topology(const SysRoot& root);
 
 /// read_kfd_topology() of the context's root, read once per discovery (ProbeContext::
 /// shared_reads()): the accelerator probe and the KFD probe both need it. The result stays valid
-/// while the context's shared reads do (the whole discovery).
+/// while the context's shared reads do (the whole discovery). With a DiscoveryCache, the last
+/// discovery's reading is taken again while the tree's generation_id reads the same (a root
+/// without the file is read every time), and is read again after a full invalidation.
 const Result<KfdTopology>& shared_kfd_topology(ProbeContext& ctx);
 
 /// One physical GPU and its KFD nodes (one, or one per compute partition), by node id.

@@ -16,12 +16,15 @@
 //   ancestor or a descendant (a net event also re-reads the RDMA devices of the same function:
 //   a port's netdev is one of its interfaces);
 // - the pci.ids names of the devices present (not the database: pci.ids is scanned again only
-//   for IDs not seen before).
+//   for IDs not seen before);
+// - the AMD KFD tree as the accelerator and KFD probes read it, reused while the kernel's own
+//   count of its changes (topology/generation_id) reads the same: no uevent announces a change
+//   of it, and on a partitioned MI300X it is thousands of files.
 // The bus/pci/devices, sys/class/net and sys/class/infiniband directories themselves (so that
-// whatever came or went is seen), each class link, and the accelerator, KFD and NVML probes
-// (cheap, and a GPU's state is theirs to tell) are read on every discovery. What no event
-// announces (a link's speed or an interface's operstate changing, an updated pci.ids) is caught
-// by the agent's periodic resync, which is a full discovery.
+// whatever came or went is seen), each class link, and the rest of the accelerator probe and the
+// NVML probe (cheap, and a GPU's state is theirs to tell) are read on every discovery. What no
+// event announces (a link's speed or an interface's operstate changing, an updated pci.ids) is
+// caught by the agent's periodic resync, which is a full discovery.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +75,7 @@ struct PciCache;  // probes/src/pci/pci_cache.hpp
 template <class Info>
 struct ClassCache;  // probes/src/net/class_cache.hpp
 struct RdmaCache;
+struct KfdCache;  // probes/src/kfd/kfd_cache.hpp
 }  // namespace detail
 
 class DiscoveryCache {
@@ -96,6 +100,7 @@ class DiscoveryCache {
     std::size_t net_reused = 0;            ///< taken from the cache
     std::size_t rdma_read = 0;             ///< sys/class/infiniband entries read
     std::size_t rdma_reused = 0;           ///< taken from the cache
+    bool kfd_reused = false;               ///< the KFD tree taken from the cache
   };
   [[nodiscard]] const Stats& stats() const { return stats_; }
 
@@ -112,6 +117,7 @@ class DiscoveryCache {
   [[nodiscard]] detail::PciCache& pci() { return *pci_; }
   [[nodiscard]] detail::ClassCache<NetDeviceInfo>& net() { return *net_; }
   [[nodiscard]] detail::RdmaCache& rdma() { return *rdma_; }
+  [[nodiscard]] detail::KfdCache& kfd() { return *kfd_; }
   Stats& mutable_stats() { return stats_; }
 
  private:
@@ -119,6 +125,7 @@ class DiscoveryCache {
   std::unique_ptr<detail::PciCache> pci_;
   std::unique_ptr<detail::ClassCache<NetDeviceInfo>> net_;
   std::unique_ptr<detail::RdmaCache> rdma_;
+  std::unique_ptr<detail::KfdCache> kfd_;
   Stats stats_;
   unsigned long long dev_ = 0;
   unsigned long long ino_ = 0;
