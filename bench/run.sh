@@ -170,7 +170,8 @@ echo
 refresh_roots=()
 for spec in "${roots[@]}"; do
   name="${spec%%=*}"
-  [[ "$name" == dgx-h100 || "$name" == hgx-a100 || "$name" == synthetic-* ]] && refresh_roots+=("$spec")
+  [[ "$name" == dgx-h100 || "$name" == hgx-a100 || "$name" == mi300x || "$name" == synthetic-* ]] &&
+    refresh_roots+=("$spec")
 done
 "$refresh" --runs "$runs" --json "$out/refresh.json" "${refresh_roots[@]}" \
   | tee "$out/refresh.md" || status=$?
