@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -264,6 +265,38 @@ const std::vector<Gpu> kMi308 = {
     {"0001:a5:00.0", 26, 4, 13372828617950681944ULL},
     {"0001:c9:00.0", 30, 4, 6576958293045616595ULL},
 };
+
+// The MI300X tree (65 nodes) is read by several threads where the process may use several CPUs;
+// on one CPU by one. Both give the same topology, and the same warnings in the same order (one
+// node's properties and one link spoilt, so that there are some).
+TEST(KfdCaptures, ReadOnSeveralThreadsAsOnOne) {
+  FakeHost host;
+  build(host, captures_dir() / "kfd/topo-mi300-cpx/topology/nodes", kMi300, 0x74a1, 0x120000);
+  host.write("sys/class/kfd/kfd/topology/nodes/40/properties", "simd_count many\n");
+  host.write("sys/class/kfd/kfd/topology/nodes/7/io_links/3/properties", "type\n");
+  cpu_set_t all;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: no second reader thread to compare with";
+  const auto many = run(host.sys_root(), device_probes());
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  const auto single = run(host.sys_root(), device_probes());
+  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(xgmi_pairs(many.topology), xgmi_pairs(single.topology));
+  EXPECT_EQ(xgmi_links(many.topology).size(), xgmi_links(single.topology).size());
+  const auto& warnings = report_of(many, "kfd").warnings;
+  EXPECT_EQ(warnings, report_of(single, "kfd").warnings);
+  ASSERT_GE(warnings.size(), 2U);
+  EXPECT_THAT(warnings[0], HasSubstr("nodes/7/io_links/3/properties"));
+  EXPECT_THAT(warnings[1], HasSubstr("nodes/40/properties"));
+}
 
 TEST(KfdCaptures, Mi308xCpxAcrossTwoPciDomains) {
   FakeHost host;
