@@ -35,6 +35,17 @@ SharedReads& ProbeContext::shared_reads() {
   return *shared_;
 }
 
+std::unique_ptr<ProbeContext> ProbeContext::sibling() {
+  auto out = std::make_unique<ProbeContext>(*this);
+  out->warnings_.clear();
+  out->hold_ = false;
+  out->held_.clear();
+  out->capture_ = nullptr;
+  (void)shared_reads();  // one object for both, made before a thread could race to make it
+  out->shared_ = shared_;
+  return out;
+}
+
 void ProbeContext::release_log() {
   hold_ = false;
   for (const std::string& line : held_)

@@ -3,14 +3,20 @@
 // reads again only the entries an event points at.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,6 +26,7 @@
 #include <nodetopo/topology/pci.hpp>
 
 #include "net/net_class_device.hpp"
+#include "usable_cpus.hpp"
 
 namespace nodetopo::probes::detail {
 
@@ -173,7 +180,8 @@ struct ClassName {
 };
 
 /// The first phase of a visit of the entries `names` of `class_dir`, in order: locates each and
-/// reads its attributes with `read(const ClassDevice&, const SysDir* opened, Info&)` (`opened`:
+/// reads its attributes with `read(ProbeContext&, const ClassDevice&, const SysDir* opened, Info&)`
+/// (the context to warn through: this probe's or, on a helper thread, a sibling's; `opened`:
 /// the entry's directory, when it was opened by its descriptor; null when it was resolved by
 /// path), or, with a cache, takes an entry whose link text is unchanged and that no event points
 /// at from it. With `listing` (the class directory, opened canonical), a link entry is located
@@ -183,6 +191,12 @@ struct ClassName {
 /// topology, so that it can run as a prefetch beside earlier probes; its warnings are kept with
 /// the entries for add_class_entries() to give in the order a one-pass visit gives them. Counts
 /// entries read and reused.
+/// Entries per reader thread of read_class_entries(): some 30 µs each on the benchmark VM (a
+/// virtual interface: its link, its directory and five attributes), so a Kubernetes node's
+/// hundreds of pod interfaces are worth a second thread, a GPU server's dozen are not.
+inline constexpr std::size_t kClassEntriesPerThread = 32;
+inline constexpr unsigned kMaxClassReaderThreads = 4;
+
 template <class Info, class Read>
 std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::string_view class_dir,
                                                      const SysDir* listing,
@@ -190,10 +204,14 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
                                                      const ClassCache<Info>* cache,
                                                      std::size_t& read_count,
                                                      std::size_t& reused_count, Read&& read) {
-  std::vector<ReadClassEntry<Info>> out;
-  out.reserve(names.size());
-  for (const auto& [name, type] : names) {
-    ReadClassEntry<Info>& e = out.emplace_back();
+  std::vector<ReadClassEntry<Info>> out(names.size());
+  std::atomic<std::size_t> read_total{0};
+  std::atomic<std::size_t> reused_total{0};
+  // One entry, read with `c` (this probe's context or a helper thread's sibling); what it
+  // warns is captured with the entry, so the order of the warnings does not depend on threads.
+  auto visit = [&](ProbeContext& c, std::size_t i) {
+    const auto& [name, type] = names[i];
+    ReadClassEntry<Info>& e = out[i];
     e.name = name;
     // The link's text, read once through the class directory's descriptor: for the cache's
     // comparison and for the lexical path.
@@ -205,7 +223,7 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
     if (cache != nullptr) {
       if (link) {
         e.entry.target = *link;
-      } else if (auto target = ctx.root().read_link(std::string(class_dir) + "/" + name)) {
+      } else if (auto target = c.root().read_link(std::string(class_dir) + "/" + name)) {
         e.entry.target = std::move(target.value());
       }
       auto found = cache->entries.find(name);
@@ -219,29 +237,61 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
       e.cached = true;
       e.located = repeated(e.entry.located_warnings);
       e.read = repeated(e.entry.read_warnings);
-      ++reused_count;
-      continue;
+      ++reused_total;
+      return;
     }
-    ++read_count;
+    ++read_total;
     std::optional<SysDir> opened;
     std::optional<ClassDevice> resolved;
-    if (link) resolved = locate_lexically(ctx.root(), *listing, *link, e.entry.address, opened);
+    if (link) resolved = locate_lexically(c.root(), *listing, *link, e.entry.address, opened);
     if (!resolved) {
-      CapturedWarnings capture(ctx, e.located);
-      resolved = resolve_class_device(ctx, class_dir, name, e.entry.address);
+      CapturedWarnings capture(c, e.located);
+      resolved = resolve_class_device(c, class_dir, name, e.entry.address);
     }
     if (!resolved) {
       e.skipped = true;
-      continue;
+      return;
     }
     e.entry.located = std::move(*resolved);
     {
-      CapturedWarnings capture(ctx, e.read);
-      read(e.entry.located, opened ? &*opened : nullptr, e.entry.info);
+      CapturedWarnings capture(c, e.read);
+      read(c, e.entry.located, opened ? &*opened : nullptr, e.entry.info);
     }
     e.entry.located_warnings = recorded(e.located);
     e.entry.read_warnings = recorded(e.read);
+  };
+  const auto threads = static_cast<unsigned>(
+      std::min<std::size_t>({std::size_t{usable_cpus()}, std::size_t{kMaxClassReaderThreads},
+                             names.size() / kClassEntriesPerThread}));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> failed(std::max(threads, 1U));
+  auto work = [&](ProbeContext& c, std::size_t t) {
+    try {
+      for (std::size_t i = next++; i < names.size(); i = next++)
+        visit(c, i);
+    } catch (...) {
+      failed[t] = std::current_exception();  // rethrown once all have joined
+    }
+  };
+  {
+    std::vector<std::unique_ptr<ProbeContext>> siblings;
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < threads; ++t) {
+      siblings.push_back(ctx.sibling());
+      try {
+        pool.emplace_back(work, std::ref(*siblings.back()), t);
+      } catch (const std::system_error&) {
+        break;  // no thread to be had: the others, and this one, read the rest
+      }
+    }
+    work(ctx, 0);
+    pool.clear();  // joins before the siblings go
   }
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
+  read_count += read_total;
+  reused_count += reused_total;
   return out;
 }
 

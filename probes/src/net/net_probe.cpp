@@ -127,8 +127,8 @@ void NetProbe::prefetch(ProbeContext& ctx) {
   const detail::NetCache* cache = ctx.cache() != nullptr ? &ctx.cache()->net() : nullptr;
   read_ = std::make_unique<Read>(Read{detail::read_class_dir<NetDeviceInfo>(
       ctx, kNetDir, "no network interfaces in this root", cache,
-      [&ctx](const ClassDevice& located, const SysDir* opened, NetDeviceInfo& info) {
-        if (!located.dir.empty()) read_attributes(ctx, located, opened, info);
+      [](ProbeContext& c, const ClassDevice& located, const SysDir* opened, NetDeviceInfo& info) {
+        if (!located.dir.empty()) read_attributes(c, located, opened, info);
       })});
 }
 

@@ -182,11 +182,11 @@ void RdmaProbe::prefetch(ProbeContext& ctx) {
   const detail::RdmaCache* cache = ctx.cache() != nullptr ? &ctx.cache()->rdma() : nullptr;
   read_ = std::make_unique<Read>(Read{detail::read_class_dir<RdmaDeviceInfo>(
       ctx, kRdmaDir, "no RDMA devices in this root", cache,
-      [&ctx](const ClassDevice& located, const SysDir* opened, RdmaDeviceInfo& info) {
+      [](ProbeContext& c, const ClassDevice& located, const SysDir* opened, RdmaDeviceInfo& info) {
         if (located.dir.empty()) return;
-        const ClassAttrs attrs(ctx, located.dir, opened);
+        const ClassAttrs attrs(c, located.dir, opened);
         if (auto guid = attrs.read("node_guid")) info.node_guid = std::move(*guid);
-        info.ports = read_ports(ctx, located.dir, opened);
+        info.ports = read_ports(c, located.dir, opened);
       })});
 }
 

@@ -1,10 +1,12 @@
 // NIC probe: hand-made edge cases, SR-IOV, and the real hwloc captures (with lstopo as oracle).
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <nodetopo/probes/net_probe.hpp>
@@ -166,6 +168,55 @@ TEST(NetProbe, InterfaceLinkLeavingTheRootOrDanglingIsSkippedWithAWarning) {
   EXPECT_THAT(warnings[0], HasSubstr("sys/class/net/evil"));
   EXPECT_THAT(warnings[1], HasSubstr("sys/class/net/ghost"));
   EXPECT_THAT(warnings[1], HasSubstr("does not exist"));
+}
+
+// A Kubernetes node's hundreds of pod interfaces are read by several threads where the process
+// may use several CPUs, on one CPU by one: the same interfaces, attributes and warnings in the
+// same order either way (broken entries spread over the list, so that each thread meets some).
+TEST(NetProbe, ManyInterfacesReadOnSeveralThreadsAsOnOne) {
+  FakeHost host;
+  for (int i = 0; i < 160; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "cali%04d", i);
+    if (i % 37 == 5) {
+      host.link(std::string("sys/class/net/") + name,
+                std::string("sys/devices/pci0000:00/0000:00:09.0/net/") + name);
+    } else {
+      host.add_net(name, "",
+                   {{"type", "1"}, {"operstate", "up"}, {"mtu", i % 41 == 7 ? "big" : "1450"}});
+    }
+  }
+  cpu_set_t all;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: no second reader thread to compare with";
+  const auto many = run(host.sys_root(), device_probes());
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  const auto single = run(host.sys_root(), device_probes());
+  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  const auto interfaces = [](const Topology& topo) {
+    std::vector<std::string> out;
+    for (NodeIndex n : topo.nodes_of_kind(NodeKind::kNetDevice)) {
+      const auto& info = topo.node(n).as<NetDeviceInfo>();
+      out.push_back(info.name + " " + (info.mtu ? std::to_string(*info.mtu) : "-") + " " +
+                    info.operstate);
+    }
+    return out;
+  };
+  EXPECT_EQ(interfaces(many.topology), interfaces(single.topology));
+  EXPECT_EQ(interfaces(many.topology).size(), 160U - 5U);
+  const auto& warnings = report_of(many, "net").warnings;
+  EXPECT_EQ(warnings, report_of(single, "net").warnings);
+  ASSERT_EQ(warnings.size(), 5U + 4U);  // the dangling links, the garbage MTUs
+  EXPECT_THAT(warnings[0], HasSubstr("cali0005"));
+  EXPECT_THAT(warnings.back(), HasSubstr("cali0153"));
 }
 
 TEST(NetProbe, InterfaceOfAFunctionOutsideTheTopologyIsReported) {

@@ -81,6 +81,10 @@ class ProbeContext {
   /// and the KFD probe's links). run_probes() gives the contexts of one discovery the same one;
   /// a context made without one gets its own on first use.
   [[nodiscard]] SharedReads& shared_reads();
+  /// A context for a helper thread of this probe: the same root, options, log, cache and shared
+  /// reads, with warnings of its own, which the helper captures (capture_warnings()) for the
+  /// probe to give in order. ProbeContext is not thread-safe; each thread uses its own.
+  [[nodiscard]] std::unique_ptr<ProbeContext> sibling();
 
   /// While held, warnings are recorded but not logged: a prefetch running beside another probe
   /// keeps the log in run order. release_log() logs what was held, in order.
