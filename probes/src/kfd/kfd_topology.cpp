@@ -34,7 +34,8 @@ constexpr std::uint64_t kHeapFbPrivate = 2;
 // One directory of the tree: its root-relative path as the tree names it (under
 // sys/class/kfd/kfd, behind the class link), which messages name, and its descriptor when it
 // could be opened as a plain subdirectory of an open parent. Files are read through the
-// descriptor, one openat of one component each: read by path, every properties file walked the
+// descriptor (one openat of one component; an io_link's or memory bank's properties one openat2
+// of two, read_below()): read by path, every properties file walked the
 // nine components behind the class link again and met the link, four system calls each (30 ms
 // for the 1,100 files of 32 MI300X GPUs wired all-to-all). What the descriptor cannot read, or a
 // directory that is not a plain subdirectory (a link planted in a capture), is read by path as
