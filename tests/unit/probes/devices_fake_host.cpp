@@ -1,9 +1,11 @@
 #include "devices_fake_host.hpp"
 
+#include <cerrno>
 #include <stdexcept>
 #include <system_error>
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <nodetopo/probes/accelerator_probe.hpp>
 #include <nodetopo/probes/kfd_probe.hpp>
@@ -152,6 +154,35 @@ std::vector<std::unique_ptr<probes::Probe>> device_probes() {
 probes::Discovery run(const probes::SysRoot& root,
                       const std::vector<std::unique_ptr<probes::Probe>>& probes) {
   return ::nodetopo::test::run_probes(root, probes, probes::ProbeOptions{});
+}
+
+bool several_cpus() {
+  cpu_set_t all;
+  return ::sched_getaffinity(0, sizeof all, &all) == 0 && CPU_COUNT(&all) > 1;
+}
+
+probes::Discovery run_on_one_cpu(const probes::SysRoot& root,
+                                 const std::vector<std::unique_ptr<probes::Probe>>& probes) {
+  cpu_set_t all;
+  if (::sched_getaffinity(0, sizeof all, &all) != 0) {
+    throw std::system_error(errno, std::generic_category(), "sched_getaffinity");
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  if (::sched_setaffinity(0, sizeof one, &one) != 0) {
+    throw std::system_error(errno, std::generic_category(), "sched_setaffinity");
+  }
+  probes::Discovery d = run(root, probes);
+  if (::sched_setaffinity(0, sizeof all, &all) != 0) {
+    throw std::system_error(errno, std::generic_category(), "sched_setaffinity (restore)");
+  }
+  return d;
 }
 
 const ProbeReport& report_of(const probes::Discovery& discovery, std::string_view name) {

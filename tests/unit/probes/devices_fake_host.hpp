@@ -73,6 +73,15 @@ std::vector<std::unique_ptr<probes::Probe>> device_probes();
 probes::Discovery run(const probes::SysRoot& root,
                       const std::vector<std::unique_ptr<probes::Probe>>& probes);
 
+/// Whether this process may run on more than one CPU (its affinity mask): only then do the
+/// probes read with several threads.
+bool several_cpus();
+
+/// run() with the process's affinity narrowed to its first CPU meanwhile (restored after): the
+/// discovery one reader thread gives, to compare with run()'s.
+probes::Discovery run_on_one_cpu(const probes::SysRoot& root,
+                                 const std::vector<std::unique_ptr<probes::Probe>>& probes);
+
 /// The report of probe `name` in a discovery (fails the test when absent).
 const ProbeReport& report_of(const probes::Discovery& discovery, std::string_view name);
 

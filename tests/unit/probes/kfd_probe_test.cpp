@@ -6,7 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -274,21 +273,9 @@ TEST(KfdCaptures, ReadOnSeveralThreadsAsOnOne) {
   build(host, captures_dir() / "kfd/topo-mi300-cpx/topology/nodes", kMi300, 0x74a1, 0x120000);
   host.write("sys/class/kfd/kfd/topology/nodes/40/properties", "simd_count many\n");
   host.write("sys/class/kfd/kfd/topology/nodes/7/io_links/3/properties", "type\n");
-  cpu_set_t all;
-  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
-  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: no second reader thread to compare with";
+  if (!several_cpus()) GTEST_SKIP() << "one CPU: no second reader thread to compare with";
   const auto many = run(host.sys_root(), device_probes());
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &all)) {
-      CPU_SET(cpu, &one);
-      break;
-    }
-  }
-  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
-  const auto single = run(host.sys_root(), device_probes());
-  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  const auto single = run_on_one_cpu(host.sys_root(), device_probes());
   EXPECT_EQ(xgmi_pairs(many.topology), xgmi_pairs(single.topology));
   EXPECT_EQ(xgmi_links(many.topology).size(), xgmi_links(single.topology).size());
   const auto& warnings = report_of(many, "kfd").warnings;

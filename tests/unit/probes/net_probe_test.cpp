@@ -6,7 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/stat.h>
 
 #include <nodetopo/probes/net_probe.hpp>
@@ -186,21 +185,9 @@ TEST(NetProbe, ManyInterfacesReadOnSeveralThreadsAsOnOne) {
                    {{"type", "1"}, {"operstate", "up"}, {"mtu", i % 41 == 7 ? "big" : "1450"}});
     }
   }
-  cpu_set_t all;
-  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
-  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: no second reader thread to compare with";
+  if (!several_cpus()) GTEST_SKIP() << "one CPU: no second reader thread to compare with";
   const auto many = run(host.sys_root(), device_probes());
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &all)) {
-      CPU_SET(cpu, &one);
-      break;
-    }
-  }
-  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
-  const auto single = run(host.sys_root(), device_probes());
-  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  const auto single = run_on_one_cpu(host.sys_root(), device_probes());
   const auto interfaces = [](const Topology& topo) {
     std::vector<std::string> out;
     for (NodeIndex n : topo.nodes_of_kind(NodeKind::kNetDevice)) {
