@@ -23,6 +23,7 @@
 #include <nodetopo/probes/rdma_probe.hpp>
 #include <nodetopo/probes/sys_dir.hpp>
 
+#include "kfd/kfd_topology.hpp"
 #include "shared_reads.hpp"
 #include "usable_cpus.hpp"
 
@@ -63,7 +64,9 @@ Result<void> guarded(F&& step) {
 
 bool overlap_pays(const SysRoot& root) {
   auto dir = root.open_dir("sys/bus/pci/devices");
-  return dir && dir.value().entries().size() >= kOverlapMinPciFunctions;
+  if (dir && dir.value().entries().size() >= kOverlapMinPciFunctions) return true;
+  auto kfd = root.open_dir(kKfdNodesDir);
+  return kfd && kfd.value().entries().size() >= kOverlapMinKfdNodes;
 }
 
 Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Probe>>& probes,

@@ -701,7 +701,8 @@ TEST(ProbeOverlap, SecondThreadOnlyWhereItPays) {
            Case{"dgx-h100", true},                             // 84 functions
            Case{"synthetic:gpus=4,nics=12,sockets=1", true},   // 64 functions, 64 CPUs
            Case{"synthetic:gpus=4,nics=11,sockets=1", false},  // 60 functions
-           Case{"mi300x", false},                              // 55 functions, 384 CPUs
+           Case{"mi300x", true},  // 55 functions, 384 CPUs, but 10 KFD nodes
+           Case{"synthetic:gpus=6,gpu_model=mi300x,nics=1,sockets=1", false},  // 7 KFD nodes
            Case{"cpu-only", false},                            // 9 functions, 128 CPUs
        }) {
     SCOPED_TRACE(c.profile);

@@ -47,6 +47,9 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
 
 /// The root size from which a second thread pays for itself (overlap_pays()).
 inline constexpr std::size_t kOverlapMinPciFunctions = 64;
+/// The same for an AMD KFD tree, read in the accelerator probe's prefetch: nodes (a GPU, a
+/// partition or a CPU each) in sys/class/kfd/kfd/topology/nodes.
+inline constexpr std::size_t kOverlapMinKfdNodes = 8;
 
 /// Whether overlapping the platform phase with the prefetches is worth a second thread on
 /// `root`: at least kOverlapMinPciFunctions entries in `sys/bus/pci/devices`. What the overlap
@@ -55,8 +58,11 @@ inline constexpr std::size_t kOverlapMinPciFunctions = 64;
 /// and more on a VM whose second vCPU is busy. Measured on the benchmark VM (docs/performance.md,
 /// round 9): every root below 64 functions — hwloc captures with 0–37, mock hosts with 9–55
 /// functions and 128–384 CPUs — ran as fast or faster in one thread; dgx-h100 (84) and
-/// synthetic-64 (1088) gain from the overlap when the VM gives the second vCPU. One directory
-/// listing; an unreadable directory counts as empty.
+/// synthetic-64 (1088) gain from the overlap when the VM gives the second vCPU. Or, below that,
+/// at least kOverlapMinKfdNodes KFD nodes: the KFD tree is read beside hwloc then (round 13: the
+/// mi300x profile, 55 functions and 10 KFD nodes, 0.54 -> 0.51x lstopo; its PCI tree with a
+/// partitioned MI300X's 65 nodes 1.36 -> 1.13x). One or two directory listings; an unreadable
+/// directory counts as empty.
 bool overlap_pays(const SysRoot& root);
 
 /// default_probes() + run_probes().
