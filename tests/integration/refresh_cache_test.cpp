@@ -703,7 +703,7 @@ TEST(ProbeOverlap, SecondThreadOnlyWhereItPays) {
            Case{"synthetic:gpus=4,nics=11,sockets=1", false},  // 60 functions
            Case{"mi300x", true},  // 55 functions, 384 CPUs, but 10 KFD nodes
            Case{"synthetic:gpus=6,gpu_model=mi300x,nics=1,sockets=1", false},  // 7 KFD nodes
-           Case{"cpu-only", false},                            // 9 functions, 128 CPUs
+           Case{"cpu-only", false},  // 9 functions, 128 CPUs
        }) {
     SCOPED_TRACE(c.profile);
     Host host(c.profile);
