@@ -36,13 +36,12 @@ SharedReads& ProbeContext::shared_reads() {
 }
 
 std::unique_ptr<ProbeContext> ProbeContext::sibling() {
-  auto out = std::make_unique<ProbeContext>(*this);
+  (void)shared_reads();  // one object for both, made before a thread could race to make it
+  auto out = std::make_unique<ProbeContext>(*this);  // root, options, logger, cache, shared reads
   out->warnings_.clear();
   out->hold_ = false;
   out->held_.clear();
   out->capture_ = nullptr;
-  (void)shared_reads();  // one object for both, made before a thread could race to make it
-  out->shared_ = shared_;
   return out;
 }
 

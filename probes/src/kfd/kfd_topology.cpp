@@ -2,17 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdint>
-#include <exception>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include <nodetopo/probes/discovery_cache.hpp>
@@ -20,8 +16,8 @@
 #include <nodetopo/probes/sys_dir.hpp>
 
 #include "kfd/kfd_cache.hpp"
+#include "parallel.hpp"
 #include "shared_reads.hpp"
-#include "usable_cpus.hpp"
 
 namespace nodetopo::probes {
 
@@ -211,31 +207,30 @@ Result<KfdNode> read_node(const TreeDir& dir, std::uint32_t id) {
                          "unique_id", "hive_id", "gfx_target_version"});
   if (!n) return n.error();
   const auto& v = n.value();
-  const auto get = [&v](std::string_view key) { return v.get(key); };
   if (!v.contains("simd_count")) return missing(root, rel, "simd_count");
   KfdNode node;
   node.id = id;
   node.dir = dir.rel();
-  node.gpu = get("simd_count") > 0;
+  node.gpu = v.get("simd_count") > 0;
   if (node.gpu) {
     if (!v.contains("location_id")) return missing(root, rel, "location_id");
-    const std::uint64_t location = get("location_id");
-    if (location > 0xffff || get("domain") > UINT32_MAX) {
+    const std::uint64_t location = v.get("location_id");
+    if (location > 0xffff || v.get("domain") > UINT32_MAX) {
       return make_error(ErrorCode::kMalformed, "location_id or domain out of range",
                         root.host_path(rel));
     }
     PciAddress addr;
-    addr.domain = static_cast<std::uint32_t>(get("domain"));
+    addr.domain = static_cast<std::uint32_t>(v.get("domain"));
     addr.bus = static_cast<std::uint8_t>(location >> 8);
     addr.device = static_cast<std::uint8_t>((location >> 3) & 0x1f);
     addr.function = static_cast<std::uint8_t>(location & 0x7);
     node.address = addr;
   }
-  node.vendor_id = static_cast<std::uint32_t>(get("vendor_id") & 0xffffffff);
-  node.device_id = static_cast<std::uint32_t>(get("device_id") & 0xffffffff);
-  node.unique_id = get("unique_id");
-  node.hive_id = get("hive_id");
-  node.gfx_target_version = static_cast<std::uint32_t>(get("gfx_target_version") & 0xffffffff);
+  node.vendor_id = static_cast<std::uint32_t>(v.get("vendor_id") & 0xffffffff);
+  node.device_id = static_cast<std::uint32_t>(v.get("device_id") & 0xffffffff);
+  node.unique_id = v.get("unique_id");
+  node.hive_id = v.get("hive_id");
+  node.gfx_target_version = static_cast<std::uint32_t>(v.get("gfx_target_version") & 0xffffffff);
   return node;
 }
 
@@ -341,33 +336,11 @@ void read_node_trees(const TreeDir& nodes,
                      const std::vector<std::pair<std::uint32_t, std::string>>& numbered,
                      std::vector<NodeRead>& reads) {
   reads.resize(numbered.size());
-  const auto threads = static_cast<unsigned>(
-      std::min<std::size_t>({std::size_t{usable_cpus()}, std::size_t{kMaxReaderThreads},
-                             numbered.size() / kNodesPerThread}));
-  std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> failed(std::max(threads, 1U));
-  auto work = [&](std::size_t t) {
-    try {
-      for (std::size_t i = next++; i < numbered.size(); i = next++)
+  detail::for_each_on_threads(
+      numbered.size(), detail::reader_threads(numbered.size(), kNodesPerThread, kMaxReaderThreads),
+      [&](unsigned /*worker*/, std::size_t i) {
         reads[i] = read_node_tree(nodes, numbered[i].first, numbered[i].second);
-    } catch (...) {
-      failed[t] = std::current_exception();  // rethrown once all have joined
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (unsigned t = 1; t < threads; ++t) {
-      try {
-        pool.emplace_back(work, t);
-      } catch (const std::system_error&) {
-        break;  // no thread to be had: the others, and this one, read the rest
-      }
-    }
-    work(0);
-  }  // the pool joins here
-  for (const std::exception_ptr& e : failed) {
-    if (e) std::rethrow_exception(e);
-  }
+      });
 }
 
 }  // namespace

@@ -3,11 +3,9 @@
 // reads again only the entries an event points at.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,8 +13,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,7 +22,7 @@
 #include <nodetopo/topology/pci.hpp>
 
 #include "net/net_class_device.hpp"
-#include "usable_cpus.hpp"
+#include "parallel.hpp"
 
 namespace nodetopo::probes::detail {
 
@@ -260,36 +256,15 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
     e.entry.located_warnings = recorded(e.located);
     e.entry.read_warnings = recorded(e.read);
   };
-  const auto threads = static_cast<unsigned>(
-      std::min<std::size_t>({std::size_t{usable_cpus()}, std::size_t{kMaxClassReaderThreads},
-                             names.size() / kClassEntriesPerThread}));
-  std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> failed(std::max(threads, 1U));
-  auto work = [&](ProbeContext& c, std::size_t t) {
-    try {
-      for (std::size_t i = next++; i < names.size(); i = next++)
-        visit(c, i);
-    } catch (...) {
-      failed[t] = std::current_exception();  // rethrown once all have joined
-    }
-  };
-  {
-    std::vector<std::unique_ptr<ProbeContext>> siblings;
-    std::vector<std::jthread> pool;
-    for (unsigned t = 1; t < threads; ++t) {
-      siblings.push_back(ctx.sibling());
-      try {
-        pool.emplace_back(work, std::ref(*siblings.back()), t);
-      } catch (const std::system_error&) {
-        break;  // no thread to be had: the others, and this one, read the rest
-      }
-    }
-    work(ctx, 0);
-    pool.clear();  // joins before the siblings go
-  }
-  for (const std::exception_ptr& e : failed) {
-    if (e) std::rethrow_exception(e);
-  }
+  // Helper threads warn through siblings of `ctx` (a ProbeContext is one thread's).
+  const unsigned threads =
+      reader_threads(names.size(), kClassEntriesPerThread, kMaxClassReaderThreads);
+  std::vector<std::unique_ptr<ProbeContext>> siblings;
+  for (unsigned worker = 1; worker < threads; ++worker)
+    siblings.push_back(ctx.sibling());
+  for_each_on_threads(names.size(), threads, [&](unsigned worker, std::size_t i) {
+    visit(worker == 0 ? ctx : *siblings[worker - 1], i);
+  });
   read_count += read_total;
   reused_count += reused_total;
   return out;

@@ -1,10 +1,8 @@
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -17,6 +15,7 @@
 #include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/topology/ids.hpp>
 
+#include "parallel.hpp"
 #include "pci/libpci_config.hpp"
 #include "pci/pci_cache.hpp"
 #include "pci/pci_device_path.hpp"
@@ -245,27 +244,18 @@ class PciWalk {
       if (!libpci) return libpci.error();
       readers.emplace_back(root_, std::move(libpci.value()));
     }
-    std::atomic<std::size_t> next{0};
-    auto work = [&](PciFunctionReader& reader) {
-      for (std::size_t g = next++; g < groups.size(); g = next++) {
-        PciDirChain chain(root_);
-        PciFunctionReader::LocalCpusByNode local_cpus;
-        for (std::size_t i : groups[g]) {
-          const PciEntry& e = entries[i];
-          const SysDir* dir = e.lexical ? chain.open(e.sysfs_path) : nullptr;
-          reads[i] =
-              dir != nullptr ? reader.read(e, *dir, &local_cpus) : reader.read(e, &local_cpus);
-        }
-      }
-    };
-    if (readers.size() == 1) {
-      work(readers.front());
-    } else {
-      std::vector<std::jthread> pool;
-      for (std::size_t t = 1; t < readers.size(); ++t)
-        pool.emplace_back(work, std::ref(readers[t]));
-      work(readers.front());
-    }  // the pool joins here
+    detail::for_each_on_threads(
+        groups.size(), static_cast<unsigned>(readers.size()), [&](unsigned worker, std::size_t g) {
+          PciFunctionReader& reader = readers[worker];
+          PciDirChain chain(root_);
+          PciFunctionReader::LocalCpusByNode local_cpus;
+          for (std::size_t i : groups[g]) {
+            const PciEntry& e = entries[i];
+            const SysDir* dir = e.lexical ? chain.open(e.sysfs_path) : nullptr;
+            reads[i] =
+                dir != nullptr ? reader.read(e, *dir, &local_cpus) : reader.read(e, &local_cpus);
+          }
+        });
     return {};
   }
 

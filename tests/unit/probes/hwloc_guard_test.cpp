@@ -271,6 +271,18 @@ TEST_F(HwlocGuardTest, HandsHwlocCpuinfoShortenedOnItsRoot) {
   EXPECT_EQ(plain.shortened_cpuinfo(), 0U);
 }
 
+// hwloc's XML export of the loaded `topo`, which is destroyed.
+std::string xml_and_destroy(hwloc_topology_t topo) {
+  std::string xml;
+  char* buf = nullptr;
+  int len = 0;
+  EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
+  if (buf != nullptr) xml.assign(buf);
+  hwloc_free_xmlbuffer(topo, buf);
+  hwloc_topology_destroy(topo);
+  return xml;
+}
+
 // What the shortening rests on: hwloc builds the same topology from the shortened copy as from
 // the file (its parser reads no more of a line than the copy keeps). Should a later hwloc read
 // longer lines, the long model name below would differ and this test fail.
@@ -294,19 +306,12 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
   auto load = [&](bool shorten, std::size_t* shortened) {
     hwloc_topology_t topo = nullptr;
     EXPECT_EQ(hwloc_topology_init(&topo), 0);
-    std::string xml;
     {
       HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .shorten_cpuinfo = shorten});
       EXPECT_EQ(hwloc_topology_load(topo), 0);
       *shortened = guard.shortened_cpuinfo();
     }
-    char* buf = nullptr;
-    int len = 0;
-    EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
-    if (buf != nullptr) xml.assign(buf);
-    hwloc_free_xmlbuffer(topo, buf);
-    hwloc_topology_destroy(topo);
-    return xml;
+    return xml_and_destroy(topo);
   };
   std::size_t shortened = 0;
   const std::string as_file = load(false, &shortened);
@@ -340,16 +345,37 @@ std::size_t opens_seen(int watch) {
   return opens;
 }
 
-// hwloc's XML export of the loaded `topo`, which is destroyed.
-std::string xml_and_destroy(hwloc_topology_t topo) {
+// One hwloc load of the environment's root, under a guard of `mode` over `root` (none when
+// nullopt), counting with inotify the opens of `watched` that anyone makes meanwhile.
+struct WatchedLoad {
   std::string xml;
-  char* buf = nullptr;
-  int len = 0;
-  EXPECT_EQ(hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0), 0);
-  if (buf != nullptr) xml.assign(buf);
-  hwloc_free_xmlbuffer(topo, buf);
-  hwloc_topology_destroy(topo);
-  return xml;
+  std::size_t opens = 0;      // of `watched`, as inotify saw them
+  std::size_t from_copy = 0;  // opens the guard answered from its copy
+  bool kept = false;          // whether the guard kept a copy at all
+};
+WatchedLoad load_watching(const std::filesystem::path& watched, const SysRoot& root,
+                          const std::optional<HwlocGuard::Mode>& mode) {
+  WatchedLoad out;
+  const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  EXPECT_GE(watch, 0);
+  if (watch < 0) return out;
+  // Closes watched too: inotify merges an event identical to the unread one before it, so
+  // open, open would count once; open, close, open, close counts twice.
+  EXPECT_GE(::inotify_add_watch(watch, watched.c_str(), IN_OPEN | IN_CLOSE), 0);
+  hwloc_topology_t topo = nullptr;
+  EXPECT_EQ(hwloc_topology_init(&topo), 0);
+  {
+    std::optional<HwlocGuard> guard;
+    if (mode) guard.emplace(root, *mode);
+    EXPECT_EQ(hwloc_topology_load(topo), 0);
+    if (guard) {
+      out.from_copy = guard->reread_from_copy();
+      out.kept = guard->kept_online();
+    }
+  }
+  out.opens = opens_seen(watch);
+  out.xml = xml_and_destroy(topo);
+  return out;
 }
 
 // hwloc 2.9 reads cpu/online twice when cpu0 has no topology (check_sysfs_cpu_path()'s fallback
@@ -378,37 +404,8 @@ TEST(HwlocGuardCpuOnline, ReadOnceWhenHwlocFallsBackFromCpu0) {
     ::setenv("HWLOC_FSROOT", dir.path().c_str(), 1);
     ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
     ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
-    struct Load {
-      std::string xml;
-      std::size_t opens = 0;      // of cpu/online, as inotify saw them
-      std::size_t from_copy = 0;  // opens the guard answered from its copy
-      bool kept = false;          // whether the guard kept a copy at all
-    };
-    auto load = [&](bool guarded) {
-      Load out;
-      const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-      EXPECT_GE(watch, 0);
-      if (watch < 0) return out;
-      // Closes watched too: inotify merges an event identical to the unread one before it, so
-      // open, open would count once; open, close, open, close counts twice.
-      EXPECT_GE(::inotify_add_watch(watch, online.c_str(), IN_OPEN | IN_CLOSE), 0);
-      hwloc_topology_t topo = nullptr;
-      EXPECT_EQ(hwloc_topology_init(&topo), 0);
-      {
-        std::optional<HwlocGuard> guard;
-        if (guarded) guard.emplace(opened.value());
-        EXPECT_EQ(hwloc_topology_load(topo), 0);
-        if (guard) {
-          out.from_copy = guard->reread_from_copy();
-          out.kept = guard->kept_online();
-        }
-      }
-      out.opens = opens_seen(watch);
-      out.xml = xml_and_destroy(topo);
-      return out;
-    };
-    const Load by_itself = load(false);
-    const Load guarded = load(true);
+    const WatchedLoad by_itself = load_watching(online, opened.value(), std::nullopt);
+    const WatchedLoad guarded = load_watching(online, opened.value(), HwlocGuard::Mode{});
     EXPECT_EQ(by_itself.opens, cpu0_described ? 1U : 2U);  // what the guard is for
     EXPECT_EQ(guarded.opens, 1U);
     EXPECT_EQ(guarded.from_copy, cpu0_described ? 0U : 1U);
@@ -434,31 +431,9 @@ TEST(HwlocGuardCpuOnline, ReadOnceOnTheLiveRoot) {
   ASSERT_TRUE(opened.ok());
   ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
   ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
-  struct Load {
-    std::string xml;
-    std::size_t opens = 0;
-    bool kept = false;
-  };
-  auto load = [&](bool guarded) {
-    Load out;
-    const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    EXPECT_GE(watch, 0);
-    if (watch < 0) return out;
-    EXPECT_GE(::inotify_add_watch(watch, online.c_str(), IN_OPEN | IN_CLOSE), 0);
-    hwloc_topology_t topo = nullptr;
-    EXPECT_EQ(hwloc_topology_init(&topo), 0);
-    {
-      std::optional<HwlocGuard> guard;
-      if (guarded) guard.emplace(opened.value(), HwlocGuard::Mode{.contain = false});
-      EXPECT_EQ(hwloc_topology_load(topo), 0);
-      if (guard) out.kept = guard->kept_online();
-    }
-    out.opens = opens_seen(watch);
-    out.xml = xml_and_destroy(topo);
-    return out;
-  };
-  const Load by_itself = load(false);
-  const Load guarded = load(true);
+  const WatchedLoad by_itself = load_watching(online, opened.value(), std::nullopt);
+  const WatchedLoad guarded =
+      load_watching(online, opened.value(), HwlocGuard::Mode{.contain = false});
   EXPECT_EQ(by_itself.opens, 2U);  // what the guard is for
   EXPECT_EQ(guarded.opens, 1U);
   EXPECT_TRUE(guarded.kept);

@@ -1,0 +1,60 @@
+// Spreading a discovery's independent reads (PCI hierarchies, KFD nodes, class entries) over a
+// few threads of its own.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "usable_cpus.hpp"
+
+namespace nodetopo::probes::detail {
+
+/// Threads for `items` independent reads: one per `per_thread` of them, at most `max` and the
+/// CPUs this process may use, at least 1.
+inline unsigned reader_threads(std::size_t items, std::size_t per_thread, unsigned max) {
+  return static_cast<unsigned>(std::max<std::size_t>(
+      1,
+      std::min<std::size_t>({std::size_t{usable_cpus()}, std::size_t{max}, items / per_thread})));
+}
+
+/// Calls visit(worker, i) once for every i below `count`, on `threads` workers: worker 0 is the
+/// calling thread, the others threads of their own, each taking the next index when it is done
+/// with one. A thread that cannot be started leaves its share to the others. What visit()
+/// throws is rethrown here once every worker has stopped (a std::jthread whose function throws
+/// would end the process). visit() must make each index's result depend on that index alone, so
+/// that nothing depends on scheduling.
+template <class Visit>
+void for_each_on_threads(std::size_t count, unsigned threads, Visit&& visit) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> failed(std::max(threads, 1U));
+  auto work = [&](unsigned worker) {
+    try {
+      for (std::size_t i = next++; i < count; i = next++)
+        visit(worker, i);
+    } catch (...) {
+      failed[worker] = std::current_exception();
+      next = count;  // the others stop after the index they are on
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned worker = 1; worker < threads; ++worker) {
+      try {
+        pool.emplace_back(work, worker);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    work(0);
+  }  // the pool joins here
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+}  // namespace nodetopo::probes::detail
