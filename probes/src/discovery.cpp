@@ -24,6 +24,7 @@
 #include <nodetopo/probes/sys_dir.hpp>
 
 #include "kfd/kfd_topology.hpp"
+#include "parallel.hpp"
 #include "shared_reads.hpp"
 #include "usable_cpus.hpp"
 
@@ -61,6 +62,10 @@ Result<void> guarded(F&& step) {
 }
 
 }  // namespace
+
+unsigned discovery_thread_limit() {
+  return 2 * std::min(usable_cpus(), detail::kMaxPoolThreads);
+}
 
 bool overlap_pays(const SysRoot& root) {
   auto dir = root.open_dir("sys/bus/pci/devices");

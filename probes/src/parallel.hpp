@@ -14,12 +14,16 @@
 
 namespace nodetopo::probes::detail {
 
-/// Threads for `items` independent reads: one per `per_thread` of them, at most `max` and the
-/// CPUs this process may use, at least 1.
+/// The most reader threads any of the discovery's pools runs, the calling one included
+/// (discovery_thread_limit() counts on it).
+inline constexpr unsigned kMaxPoolThreads = 8;
+
+/// Threads for `items` independent reads: one per `per_thread` of them, at most `max`
+/// (kMaxPoolThreads or less) and the CPUs this process may use, at least 1.
 inline unsigned reader_threads(std::size_t items, std::size_t per_thread, unsigned max) {
   return static_cast<unsigned>(std::max<std::size_t>(
-      1,
-      std::min<std::size_t>({std::size_t{usable_cpus()}, std::size_t{max}, items / per_thread})));
+      1, std::min<std::size_t>({std::size_t{usable_cpus()}, std::size_t{max},
+                                std::size_t{kMaxPoolThreads}, items / per_thread})));
 }
 
 /// Calls visit(worker, i) once for every i below `count`, on `threads` workers: worker 0 is the

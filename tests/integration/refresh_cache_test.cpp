@@ -17,6 +17,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -710,6 +711,44 @@ TEST(ProbeOverlap, SecondThreadOnlyWhereItPays) {
     auto root = probes::SysRoot::open(host.root(), probes::SysRoot::Liveness::kCapture);
     ASSERT_TRUE(root.ok());
     EXPECT_EQ(probes::overlap_pays(root.value()), c.pays);
+  }
+}
+
+// The threads of this process, as /proc lists them.
+std::size_t live_threads() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/task"))
+    ++n;
+  return n;
+}
+
+// discovery_thread_limit() is the most threads one discovery runs at once (topo dump gives glibc
+// that many malloc arenas): watched from a thread of its own while a discovery with the overlap
+// and every reader pool (PCI walk, 34 KFD nodes, net entries) runs.
+TEST(ProbeOverlap, NoMoreThreadsAtOnceThanTheLimit) {
+  Host host("synthetic:gpus=32,gpu_model=mi300x,nics=8");
+  std::atomic<bool> done{false};
+  std::atomic<std::size_t> most{0};
+  std::thread watcher([&] {
+    while (!done.load()) {
+      std::size_t seen = live_threads();
+      std::size_t prev = most.load();
+      while (seen > prev && !most.compare_exchange_weak(prev, seen)) {
+      }
+    }
+  });
+  // This thread and the watcher, plus whatever the test runner keeps.
+  const std::size_t before = live_threads();
+  for (int i = 0; i < 5; ++i)
+    host.snapshot(nullptr, /*overlap=*/true);
+  done = true;
+  watcher.join();
+  const std::size_t discovery_threads = most.load() - before + 1;  // + the calling thread
+  EXPECT_LE(discovery_threads, probes::discovery_thread_limit());
+  cpu_set_t cpus;
+  if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 1) {
+    // The prefetch thread and a reader beside it at least: the watch saw them.
+    EXPECT_GE(discovery_threads, 3U);
   }
 }
 

@@ -65,6 +65,13 @@ inline constexpr std::size_t kOverlapMinKfdNodes = 8;
 /// directory counts as empty.
 bool overlap_pays(const SysRoot& root);
 
+/// The most threads one discovery runs at once in this process. Two threads run prefetches (the
+/// one beside the platform phase, and the calling thread once the platform is loaded), and each
+/// may be running a reader pool of one thread per CPU this process may use, at most eight, itself
+/// among them. On the 2-CPU benchmark VM, 4. `topo dump` gives glibc as many malloc arenas, so
+/// that no two of these threads wait for each other's malloc() (docs/performance.md, round 14).
+unsigned discovery_thread_limit();
+
 /// default_probes() + run_probes().
 Discovery discover(const SysRoot& root, const ProbeOptions& options = {},
                    DiscoveryCache* cache = nullptr);
