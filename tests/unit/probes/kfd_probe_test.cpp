@@ -431,6 +431,32 @@ TEST(KfdProbe, GarbageIoLinkSkipsThatLink) {
   EXPECT_THAT(warnings[0], HasSubstr("nodes/1/io_links/1/properties"));
 }
 
+// A key given twice spoils its file, and the message names the first line, in file order, whose
+// key an earlier line has: in a short file (an io_link, every pair of lines compared) and in a
+// long one (a node's properties padded past 48 lines, its keys sorted).
+TEST(KfdProbe, KeyGivenTwiceNamesTheFirstRepeatedLine) {
+  FakeHost host;
+  three_gpus(host);
+  // weight and flags both repeat; flags' second line comes first.
+  host.write(std::string(kNodes) + "/1/io_links/1/properties",
+             "type 11\nweight 15\nnode_to 2\nflags 1\nflags 1\nweight 15\n");
+  std::string padded;
+  for (int i = 0; i < 60; ++i)
+    padded += "pad_" + std::to_string(i) + " 0\n";
+  host.write(std::string(kNodes) + "/3/properties",
+             padded + "hive_id 1\n" + gpu_properties(0x700, 103) + "pad_7 1\n");
+  const auto d = run(host.sys_root(), device_probes());
+  const auto pairs = xgmi_pairs(d.topology);
+  EXPECT_FALSE(pairs.contains({"0000:05:00.0", "0000:06:00.0"}));
+  EXPECT_FALSE(d.topology.find("accelerator/0000:07:00.0"));
+  const auto& warnings = report_of(d, "kfd").warnings;
+  ASSERT_EQ(warnings.size(), 2U);
+  EXPECT_THAT(warnings[0], HasSubstr("nodes/1/io_links/1/properties"));
+  EXPECT_THAT(warnings[0], HasSubstr("'flags' appears twice"));
+  EXPECT_THAT(warnings[1], HasSubstr("nodes/3/properties"));
+  EXPECT_THAT(warnings[1], HasSubstr("'hive_id' appears twice"));
+}
+
 // Directories of the tree that are links (a capture's, or a kernel's that moved them) are read
 // by path through the root, with the same result and messages naming the tree's paths.
 TEST(KfdProbe, DirectoriesThatAreLinksAreReadByPath) {
