@@ -208,21 +208,38 @@ struct HwlocGuard::Access {
   }
 
   // An in-memory copy of what `fd` holds, its lines shortened (CpuinfoShortener), read from
-  // the start; `fd` is closed. When the copy cannot be made, `fd` itself, read from the start.
-  // Shortened as it is read, 16 KiB at a time: /proc/cpuinfo of a large host is megabytes.
+  // the start; `fd` is closed. When the copy cannot be made, or the file is shorter than
+  // kShortenFromBytes, `fd` itself, read from the start. Shortened as it is read, 16 KiB at a
+  // time: /proc/cpuinfo of a large host is megabytes.
   static int shortened_copy(HwlocGuard& guard, int fd) {
-    const int copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
-    if (copy < 0) return fd;
-    auto give_up = [&] {
-      ::close(copy);
+    auto as_it_is = [fd] {
       ::lseek(fd, 0, SEEK_SET);  // hwloc reads the file as it is
       return fd;
     };
-    CpuinfoShortener shortener;
     // On the heap: hwloc runs on the main thread, whose stack pages, once touched, stay resident.
     std::vector<char> buf(std::size_t{16} << 10);
+    // Up to kShortenFromBytes first, to the end if it comes before (procfs may return less than
+    // asked before its end: only a read of 0 bytes says there is no more).
+    std::string head;
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return as_it_is();  // the end (a small file), or unreadable
+      head.append(buf.data(), static_cast<std::size_t>(n));
+      if (head.size() >= kShortenFromBytes) break;
+    }
+    const int copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
+    if (copy < 0) return as_it_is();
+    auto give_up = [&] {
+      ::close(copy);
+      return as_it_is();
+    };
+    CpuinfoShortener shortener;
     std::string out;
-    std::size_t total = 0;
+    std::size_t total = head.size();
+    if (total > kMaxFileBytes) return give_up();
+    shortener.feed(head, out);
+    if (!write_all(copy, out, "the copy of proc/cpuinfo")) return give_up();
     for (;;) {
       const ssize_t n = ::read(fd, buf.data(), buf.size());
       if (n < 0 && errno == EINTR) continue;

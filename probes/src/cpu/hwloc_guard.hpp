@@ -86,6 +86,11 @@ class HwlocGuard {
 
   /// The longest line hwloc's cpuinfo parser reads whole (its fgets() buffer holds 128 bytes).
   static constexpr std::size_t kCpuinfoLineChars = 127;
+  /// The size from which cpuinfo is shortened; a shorter one (up to some ten x86 CPUs) is handed
+  /// over as it is. hwloc parses it in less time than making the copy takes (the memfd, its
+  /// write): hwloc's 2-16-CPU captures ran 2-5 % faster without the copy, the 26 KB cpuinfo of
+  /// 24 CPUs 1 % slower, the 115 KB one of 80 CPUs 14 % slower (docs/performance.md, round 14).
+  static constexpr std::size_t kShortenFromBytes = std::size_t{16} << 10;
 
   /// Cuts every line longer than kCpuinfoLineChars to that length (newlines kept) and leaves out
   /// the lines hwloc's cpuinfo parser ignores (see above; the first line is always kept, because

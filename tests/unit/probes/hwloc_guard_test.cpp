@@ -227,7 +227,9 @@ TEST(HwlocGuardCpuinfo, LeavesOutTheLinesHwlocIgnores) {
             "processor\t: 0\n\nmodel: 2\n");
 }
 
-// cpuinfo as a 224-CPU x86 host writes it, with a model name longer than hwloc's line buffer.
+// cpuinfo as a large x86 host writes it, with a model name longer than hwloc's line buffer: four
+// CPUs with flags lines three times a real host's, so that the file passes
+// HwlocGuard::kShortenFromBytes (sysfs below describes four CPUs).
 std::string long_cpuinfo() {
   std::string text;
   const std::string model = "Intel(R) Xeon(R) " + std::string(140, 'M') + " CPU @ 2.00GHz";
@@ -237,13 +239,14 @@ std::string long_cpuinfo() {
     text += "physical id\t: " + std::to_string(cpu / 2) +
             "\ncore id\t\t: " + std::to_string(cpu % 2) + "\n";
     text += "stepping\t: 8\ncpu MHz\t\t: 2000.000\nsiblings\t: 2\n";
-    text += "flags\t\t: " + std::string(1500, 'f') + "\nbugs\t\t: spectre_v1\n";
+    text += "flags\t\t: " + std::string(4500, 'f') + "\nbugs\t\t: spectre_v1\n";
     text += "power management:\n  a line hwloc skips\n\n";
   }
   return text;
 }
 
 TEST_F(HwlocGuardTest, HandsHwlocCpuinfoShortenedOnItsRoot) {
+  ASSERT_GE(long_cpuinfo().size(), HwlocGuard::kShortenFromBytes);
   write_file(dir_.path() / "proc/cpuinfo", long_cpuinfo());
   write_file(dir_.path() / "proc/meminfo", "MemTotal: 1024 kB\n");
   for (const bool contain : {true, false}) {
@@ -269,6 +272,27 @@ TEST_F(HwlocGuardTest, HandsHwlocCpuinfoShortenedOnItsRoot) {
   EXPECT_EQ(read_fd(fd), long_cpuinfo());
   ::close(fd);
   EXPECT_EQ(plain.shortened_cpuinfo(), 0U);
+}
+
+// A cpuinfo shorter than kShortenFromBytes (a few CPUs) is handed over as it is, the file's own
+// descriptor read from its start: hwloc parses it faster than the copy would be made. One byte
+// less than the limit is not copied, the limit itself is.
+TEST_F(HwlocGuardTest, HandsHwlocASmallCpuinfoAsItIs) {
+  const std::string block = "processor\t: 0\nflags\t\t: " + std::string(200, 'f') + "\n\n";
+  std::string small;
+  while (small.size() + block.size() < HwlocGuard::kShortenFromBytes)
+    small += block;
+  small += std::string(HwlocGuard::kShortenFromBytes - 1 - small.size(), '\n');
+  for (const std::size_t extra : {0, 1}) {
+    const std::string text = small + std::string(extra, '\n');
+    write_file(dir_.path() / "proc/cpuinfo", text);
+    HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .shorten_cpuinfo = true});
+    const int fd = ::openat(root_fd_, "proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(read_fd(fd), extra == 0 ? text : shorten(text));
+    ::close(fd);
+    EXPECT_EQ(guard.shortened_cpuinfo(), extra);
+  }
 }
 
 // hwloc's XML export of the loaded `topo`, which is destroyed.
