@@ -58,11 +58,11 @@ int run_dump(DumpOptions& opts) {
   if (!host) return fail("dump", host.error().describe());
   // Still the only thread: the one place the environment is written (probes/probe.hpp).
   core::write_process_environment(*host);
-  // One malloc arena per thread the discovery runs at once (hwloc's, the prefetch thread beside
-  // it, that thread's readers), no more: with one arena for all (round 5, for peak RSS) the
-  // readers slept on its lock while hwloc allocated — 9 % of the wall time of a partitioned
-  // MI300X's KFD tree. Each further arena costs 0.1-0.3 MiB of peak RSS (docs/performance.md,
-  // round 14). Set before any thread exists.
+  // One malloc arena per thread the discovery runs at once (hwloc's thread, the prefetch thread
+  // beside it, and the reader pools of both), no more: with one arena for all (round 5, for peak
+  // RSS) the readers slept on its lock while hwloc allocated — 6-12 % of the wall time of the
+  // dump of a partitioned MI300X's KFD tree. Each further arena costs 0.1-0.3 MiB of peak RSS
+  // (docs/performance.md, round 14). Set before any thread exists.
   mallopt(M_ARENA_MAX, static_cast<int>(probes::discovery_thread_limit()));
   auto snapshot = core::take_snapshot(*host, {.node_name = {}, .with_digest = false});
   if (!snapshot) return fail("dump", snapshot.error().describe());

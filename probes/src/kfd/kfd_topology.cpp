@@ -120,7 +120,7 @@ class Numbers {
 
 // Lines up to which first_repeated_key() compares every pair: a KFD properties file has 12 (an
 // io_link) to some 40 (a node) lines, whose keys mostly differ in length, so that most pairs are
-// told apart without a memcmp(); sorting them cost a memcmp() per comparison (4 % of a
+// told apart without a memcmp(); sorting them cost a memcmp() per comparison (3 % of a
 // partitioned MI300X's dump). A longer (hostile) file is sorted.
 constexpr std::size_t kPairwiseKeyCheckMax = 48;
 
