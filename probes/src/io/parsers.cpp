@@ -265,8 +265,11 @@ NonblankLines nonblank_lines(std::string_view text) {
 Result<std::vector<std::pair<std::string_view, std::string_view>>> parse_key_value_lines(
     std::string_view text) {
   std::vector<std::pair<std::string_view, std::string_view>> out;
-  // One allocation for the lines, not one per doubling: a KFD tree holds thousands of these files.
-  out.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  // One allocation for the lines, not one per doubling: a KFD tree holds thousands of these files
+  // (12 to some 40 lines each). Capped, so that a file of blank lines reserves nothing absurd.
+  constexpr std::size_t kReservedLines = 64;
+  out.reserve(std::min<std::size_t>(
+      static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1, kReservedLines));
   for (const std::string_view line : nonblank_lines(text)) {
     std::size_t sp = 0;
     while (sp < line.size() && !is_space(line[sp]))
