@@ -212,48 +212,43 @@ struct HwlocGuard::Access {
   // kShortenFromBytes, `fd` itself, read from the start. Shortened as it is read, 16 KiB at a
   // time: /proc/cpuinfo of a large host is megabytes.
   static int shortened_copy(HwlocGuard& guard, int fd) {
-    auto as_it_is = [fd] {
+    int copy = -1;
+    auto as_it_is = [&] {
+      if (copy >= 0) ::close(copy);
       ::lseek(fd, 0, SEEK_SET);  // hwloc reads the file as it is
       return fd;
     };
     // On the heap: hwloc runs on the main thread, whose stack pages, once touched, stay resident.
     std::vector<char> buf(std::size_t{16} << 10);
-    // Up to kShortenFromBytes first, to the end if it comes before (procfs may return less than
-    // asked before its end: only a read of 0 bytes says there is no more).
+    // What was read before the copy is made, once kShortenFromBytes are in (procfs may return less
+    // than asked before its end: only a read of 0 bytes says there is no more).
     std::string head;
-    for (;;) {
-      const ssize_t n = ::read(fd, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return as_it_is();  // the end (a small file), or unreadable
-      head.append(buf.data(), static_cast<std::size_t>(n));
-      if (head.size() >= kShortenFromBytes) break;
-    }
-    const int copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
-    if (copy < 0) return as_it_is();
-    auto give_up = [&] {
-      ::close(copy);
-      return as_it_is();
-    };
     CpuinfoShortener shortener;
     std::string out;
-    std::size_t total = head.size();
-    if (total > kMaxFileBytes) return give_up();
-    shortener.feed(head, out);
-    if (!write_all(copy, out, "the copy of proc/cpuinfo")) return give_up();
+    std::size_t total = 0;
     for (;;) {
       const ssize_t n = ::read(fd, buf.data(), buf.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return give_up();
+      if (n < 0) return as_it_is();
       if (n == 0) break;
       total += static_cast<std::size_t>(n);
-      if (total > kMaxFileBytes) return give_up();
+      if (total > kMaxFileBytes) return as_it_is();
+      std::string_view piece(buf.data(), static_cast<std::size_t>(n));
+      if (copy < 0) {
+        head.append(piece);
+        if (head.size() < kShortenFromBytes) continue;
+        copy = ::memfd_create("nodetopo-cpuinfo", MFD_CLOEXEC);
+        if (copy < 0) return as_it_is();
+        piece = head;
+      }
       out.clear();
-      shortener.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), out);
-      if (!write_all(copy, out, "the copy of proc/cpuinfo")) return give_up();
+      shortener.feed(piece, out);
+      if (!write_all(copy, out, "the copy of proc/cpuinfo")) return as_it_is();
     }
+    if (copy < 0) return as_it_is();  // a small file
     out.clear();
     shortener.finish(out);
-    if (!write_all(copy, out, "the copy of proc/cpuinfo")) return give_up();
+    if (!write_all(copy, out, "the copy of proc/cpuinfo")) return as_it_is();
     ::lseek(copy, 0, SEEK_SET);
     ::close(fd);
     ++guard.shortened_cpuinfo_;
