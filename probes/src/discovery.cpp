@@ -67,11 +67,24 @@ unsigned discovery_thread_limit() {
   return 2 * std::min(usable_cpus(), detail::kMaxPoolThreads);
 }
 
-bool overlap_pays(const SysRoot& root) {
+namespace {
+
+// overlap_pays(), keeping in `keep` (when given) the directories it opened for their readers.
+bool overlap_pays(const SysRoot& root, SharedReads* keep) {
   auto dir = root.open_dir("sys/bus/pci/devices");
-  if (dir && dir.value().entries().size() >= kOverlapMinPciFunctions) return true;
+  const bool pci_pays = dir && dir.value().entries().size() >= kOverlapMinPciFunctions;
+  if (dir && keep != nullptr) keep->pci_devices_dir.emplace(std::move(dir.value()));
+  if (pci_pays) return true;
   auto kfd = root.open_dir(kKfdNodesDir);
-  return kfd && kfd.value().entries().size() >= kOverlapMinKfdNodes;
+  const bool kfd_pays = kfd && kfd.value().entries().size() >= kOverlapMinKfdNodes;
+  if (kfd && keep != nullptr) keep->kfd_nodes_dir.emplace(std::move(kfd.value()));
+  return kfd_pays;
+}
+
+}  // namespace
+
+bool overlap_pays(const SysRoot& root) {
+  return overlap_pays(root, nullptr);
 }
 
 Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Probe>>& probes,
@@ -141,7 +154,7 @@ Discovery run_probes(const SysRoot& root, const std::vector<std::unique_ptr<Prob
   // Asked last: overlap_pays() lists a directory.
   auto overlap_allowed = [&] {
     return options.overlap == ProbeOptions::Overlap::kAlways ||
-           (options.overlap == ProbeOptions::Overlap::kAuto && overlap_pays(root));
+           (options.overlap == ProbeOptions::Overlap::kAuto && overlap_pays(root, shared.get()));
   };
   if (!early.empty() && !reuse_platform && usable_cpus() > 1 && overlap_allowed()) {
     for (std::size_t i : early)

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include <nodetopo/base/error.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 
 #include "kfd/kfd_topology.hpp"
 
@@ -16,6 +18,21 @@ struct SharedReads {
   /// first discover() that needs it. Never two threads at once, so no lock.
   /// Shared with the DiscoveryCache when there is one (kfd/kfd_cache.hpp).
   std::shared_ptr<const Result<KfdTopology>> kfd_topology;
+
+  /// The directories the runner opened and listed to decide on a second thread (overlap_pays()):
+  /// bus/pci/devices and the KFD nodes directory, each taken (moved out) by the one read that
+  /// walks it — the PCI walk, the KFD read of a discovery without a cache — so that neither is
+  /// listed twice. Set before any probe runs; only what opened is kept, so that a missing
+  /// directory is opened again by its reader, whose error words it as before.
+  std::optional<SysDir> pci_devices_dir;
+  std::optional<SysDir> kfd_nodes_dir;
 };
+
+/// `slot`'s directory, leaving it empty.
+inline std::optional<SysDir> take_dir(std::optional<SysDir>& slot) {
+  std::optional<SysDir> out = std::move(slot);
+  slot.reset();
+  return out;
+}
 
 }  // namespace nodetopo::probes

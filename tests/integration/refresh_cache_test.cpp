@@ -714,6 +714,30 @@ TEST(ProbeOverlap, SecondThreadOnlyWhereItPays) {
   }
 }
 
+// Deciding on the second thread lists bus/pci/devices (and, below 64 functions, the KFD nodes
+// directory); the PCI walk and the KFD read then take those listings instead of listing again,
+// so a discovery that decides lists as many directories as one told not to overlap.
+TEST(ProbeOverlap, DecidingListsNoDirectoryTwice) {
+  cpu_set_t cpus;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  if (CPU_COUNT(&cpus) < 2) GTEST_SKIP() << "overlap_pays() is asked only with two CPUs";
+  // 84 PCI functions: bus/pci/devices kept; 55 and 7 KFD nodes: the KFD nodes directory too.
+  for (const char* profile : {"dgx-h100", "synthetic:gpus=6,gpu_model=mi300x,nics=1,sockets=1"}) {
+    SCOPED_TRACE(profile);
+    Host host(profile);
+    auto lists = [&](probes::ProbeOptions::Overlap overlap) {
+      probes::ProbeOptions options = host.opened().probe_options();
+      options.overlap = overlap;
+      auto root = probes::SysRoot::open(host.root(), probes::SysRoot::Liveness::kCapture);
+      EXPECT_TRUE(root.ok());
+      (void)probes::discover(root.value(), options);
+      return root.value().stats().dir_lists;
+    };
+    EXPECT_EQ(lists(probes::ProbeOptions::Overlap::kAuto),
+              lists(probes::ProbeOptions::Overlap::kNever));
+  }
+}
+
 // The threads of this process, as /proc lists them.
 std::size_t live_threads() {
   std::size_t n = 0;

@@ -359,13 +359,14 @@ void read_node_trees(const TreeDir& nodes,
 
 }  // namespace
 
-Result<KfdTopology> read_kfd_topology(const SysRoot& root) {
+Result<KfdTopology> read_kfd_topology(const SysRoot& root, std::optional<SysDir> nodes_dir_open) {
   const std::string nodes_dir(kKfdNodesDir);
   // The class link resolved once; a directory that cannot be opened is listed by path, which
   // words the error.
-  auto opened = root.open_dir(nodes_dir);
-  const TreeDir nodes(root, nodes_dir,
-                      opened ? std::optional<SysDir>(std::move(opened.value())) : std::nullopt);
+  if (!nodes_dir_open) {
+    if (auto opened = root.open_dir(nodes_dir)) nodes_dir_open.emplace(std::move(opened.value()));
+  }
+  const TreeDir nodes(root, nodes_dir, std::move(nodes_dir_open));
   auto listed = nodes.list();
   if (!listed) return listed.error();
   KfdTopology topo;
@@ -390,9 +391,12 @@ const Result<KfdTopology>& shared_kfd_topology(ProbeContext& ctx) {
   if (kept) return *kept;
   DiscoveryCache* cache = ctx.cache();
   if (cache == nullptr) {
-    kept = std::make_shared<const Result<KfdTopology>>(read_kfd_topology(ctx.root()));
+    kept = std::make_shared<const Result<KfdTopology>>(
+        read_kfd_topology(ctx.root(), take_dir(ctx.shared_reads().kfd_nodes_dir)));
     return *kept;
   }
+  // Not the runner's listing: it was made before the generation below was read, so a node
+  // added between the two would be missing from a tree kept as that generation's.
   // An agent's refresh: the tree (a thousand files and more on a partitioned MI300X) is read
   // again only when the kernel's count of its changes moved. Read before the tree: a change made
   // while it is read moves the count past what is kept, and the next refresh reads it again.

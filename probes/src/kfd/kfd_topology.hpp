@@ -12,6 +12,7 @@
 
 #include <nodetopo/base/error.hpp>
 #include <nodetopo/probes/probe.hpp>
+#include <nodetopo/probes/sys_dir.hpp>
 #include <nodetopo/probes/sys_root.hpp>
 #include <nodetopo/topology/pci.hpp>
 
@@ -63,8 +64,9 @@ inline constexpr std::string_view kKfdGenerationFile = "sys/class/kfd/kfd/topolo
 
 /// Reads the tree: every node's properties, io_links and mem_banks. ErrorCode::kNotFound when
 /// the root has no KFD topology; other errors only when the nodes directory itself cannot be
-/// listed.
-Result<KfdTopology> read_kfd_topology(const SysRoot& root);
+/// listed. `nodes_dir_open`: the nodes directory when the caller has it open already.
+Result<KfdTopology> read_kfd_topology(const SysRoot& root,
+                                      std::optional<SysDir> nodes_dir_open = std::nullopt);
 
 /// read_kfd_topology() of the context's root, read once per discovery (ProbeContext::
 /// shared_reads()): the accelerator probe and the KFD probe both need it. The result stays valid

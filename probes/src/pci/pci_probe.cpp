@@ -21,6 +21,7 @@
 #include "pci/pci_device_path.hpp"
 #include "pci/pci_dir_chain.hpp"
 #include "pci/pci_function_reader.hpp"
+#include "shared_reads.hpp"
 #include "usable_cpus.hpp"
 
 namespace nodetopo::probes {
@@ -43,7 +44,10 @@ class PciWalk {
       : ctx_(ctx), root_(ctx.root()), cache_(cache) {}
 
   Result<void> run(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
-    auto bus = open_subsystem(root_, kDevicesDir, "no PCI bus in this root");
+    // The runner's listing when it made one (overlap_pays()), else a listing of our own.
+    std::optional<SysDir> listed = take_dir(ctx_.shared_reads().pci_devices_dir);
+    auto bus = listed ? Result<SysDir>(std::move(*listed))
+                      : open_subsystem(root_, kDevicesDir, "no PCI bus in this root");
     if (!bus) return bus.error();
     entries = enumerate(bus.value());
     reads.assign(entries.size(), {});
