@@ -102,6 +102,15 @@ class HostileRoot : public ::testing::Test {
   fs::path secret_;
 };
 
+// hwloc's Linux backend writes the file HWLOC_DUMP_NOFILE_INFO names (the host's name, OS and page
+// size); from a user's environment it must not make a discovery write anything.
+TEST_F(HostileRoot, HwlocDumpFileVariableWritesNothing) {
+  const fs::path target = tmp_.path() / "nofile-info";
+  expect_finished(run_limited({"dump", "--root", root_.string()},
+                              {"env", "HWLOC_DUMP_NOFILE_INFO=" + target.string()}));
+  EXPECT_FALSE(fs::exists(target)) << "hwloc wrote " << target;
+}
+
 // --- links out of the root, in what hwloc reads and in what SysRoot reads ---------------------
 
 // A relative link target that climbs far above any root, then down to `outside`.

@@ -77,6 +77,9 @@ std::vector<EnvVar> hwloc_environment(const SysRoot& root) {
       {"HWLOC_SYNTHETIC", std::nullopt},
       // A user's component list would override the blacklist above.
       {"HWLOC_COMPONENTS", std::nullopt},
+      // hwloc's Linux backend creates (or truncates) the file this names and writes the host's
+      // name, OS and page size into it: a discovery reads, it never writes a file.
+      {"HWLOC_DUMP_NOFILE_INFO", std::nullopt},
       // The Linux backend is part of libhwloc itself; its plugins (PCI through libpciaccess, GL,
       // OpenCL, libxml2) are I/O discovery this probe turns off anyway. Not loading them saves
       // about 1.5 ms of dlopen per discovery.
