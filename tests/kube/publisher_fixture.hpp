@@ -119,6 +119,14 @@ inline bool in_sync(const kube::Publisher& p, const std::string& sink = "resourc
 }
 
 /// Writes (create/update/patch/delete/deletecollection) counted by the fake.
+/// The Node object `name` on the fake server, or null when it has none.
+inline nlohmann::json node_of(const FakeApiServer& fake, const std::string& name = "node-a") {
+  for (auto& n : fake.objects("nodes")) {
+    if (n["metadata"]["name"] == name) return n;
+  }
+  return {};
+}
+
 inline int writes(const FakeApiServer& fake) {
   int n = 0;
   for (const auto& [k, v] : fake.stats()) {

@@ -18,13 +18,6 @@ const std::string kRegister(exporters::kHamiRegisterAnnotation);
 const std::string kScore(exporters::kHamiScoreAnnotation);
 const std::string kHandshake(exporters::kHamiHandshakeAnnotation);
 
-nlohmann::json node_of(const FakeApiServer& fake, const std::string& name = "node-a") {
-  for (auto& n : fake.objects("nodes")) {
-    if (n["metadata"]["name"] == name) return n;
-  }
-  return {};
-}
-
 std::string annotation(const nlohmann::json& node, const std::string& key) {
   const auto& a = node["metadata"].value("annotations", nlohmann::json::object());
   return a.contains(key) ? a[key].get<std::string>() : std::string();

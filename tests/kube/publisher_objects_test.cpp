@@ -16,13 +16,6 @@ std::map<std::string, std::string> our_labels(const Topology& t) {
   return *kube::render_documents(t, o, s).value().labels;
 }
 
-nlohmann::json node_of(const FakeApiServer& fake, const std::string& name = "node-a") {
-  for (auto& n : fake.objects("nodes")) {
-    if (n["metadata"]["name"] == name) return n;
-  }
-  return {};
-}
-
 TEST(KubePublisherLabels, NodeFeatureIsTheDefaultWhereTheCrdExists) {
   FakeOptions o;
   o.crds = {"nfd"};

@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-std::string attr(const fs::path& root, const std::string& rel) {
+std::string file_value(const fs::path& root, const std::string& rel) {
   std::string text = read_file(root / rel);
   while (!text.empty() && text.back() == '\n')
     text.pop_back();
@@ -76,25 +76,27 @@ void check_pci_attributes(const BuiltHost& host) {
     auto u16 = [&](std::size_t off) { return byte(off) | (byte(off + 1) << 8); };
     char buf[16];
     std::snprintf(buf, sizeof(buf), "0x%04x", u16(0));
-    EXPECT_EQ(attr(entry.path(), "vendor"), buf) << name;
+    EXPECT_EQ(file_value(entry.path(), "vendor"), buf) << name;
     std::snprintf(buf, sizeof(buf), "0x%04x", u16(2));
-    EXPECT_EQ(attr(entry.path(), "device"), buf) << name;
+    EXPECT_EQ(file_value(entry.path(), "device"), buf) << name;
     std::snprintf(buf, sizeof(buf), "0x%02x%02x%02x", byte(0x0b), byte(0x0a), byte(0x09));
-    EXPECT_EQ(attr(entry.path(), "class"), buf) << name;
-    const bool bridge = attr(entry.path(), "class").starts_with("0x0604");
+    EXPECT_EQ(file_value(entry.path(), "class"), buf) << name;
+    const bool bridge = file_value(entry.path(), "class").starts_with("0x0604");
     EXPECT_EQ(byte(0x0e) & 0x7f, bridge ? 1U : 0U) << name;
     if (bridge) {
-      EXPECT_EQ(std::to_string(byte(0x19)), attr(entry.path(), "secondary_bus_number")) << name;
-      EXPECT_EQ(std::to_string(byte(0x1a)), attr(entry.path(), "subordinate_bus_number")) << name;
+      EXPECT_EQ(std::to_string(byte(0x19)), file_value(entry.path(), "secondary_bus_number"))
+          << name;
+      EXPECT_EQ(std::to_string(byte(0x1a)), file_value(entry.path(), "subordinate_bus_number"))
+          << name;
       EXPECT_EQ(byte(0x18), std::stoul(name.substr(name.find(':') + 1, 2), nullptr, 16)) << name;
     }
-    const std::string numa = attr(entry.path(), "numa_node");
+    const std::string numa = file_value(entry.path(), "numa_node");
     if (numa != "-1") {
-      EXPECT_EQ(attr(entry.path(), "local_cpulist"),
-                attr(host.root, "sys/devices/system/node/node" + numa + "/cpulist"))
+      EXPECT_EQ(file_value(entry.path(), "local_cpulist"),
+                file_value(host.root, "sys/devices/system/node/node" + numa + "/cpulist"))
           << name;
-      EXPECT_EQ(attr(entry.path(), "local_cpus"),
-                attr(host.root, "sys/devices/system/node/node" + numa + "/cpumap"))
+      EXPECT_EQ(file_value(entry.path(), "local_cpus"),
+                file_value(host.root, "sys/devices/system/node/node" + numa + "/cpumap"))
           << name;
     }
     ++count;
@@ -234,16 +236,16 @@ void check_lspci(const BuiltHost& host) {
 
     // Links: the capability lspci decodes says what the sysfs attributes say.
     const fs::path dir = host.root / "sys/bus/pci/devices" / f.address;
-    if (attr(dir, "max_link_speed") == "Unknown") continue;  // VFs, integrated endpoints
-    const std::string max_speed = attr(dir, "max_link_speed");
+    if (file_value(dir, "max_link_speed") == "Unknown") continue;  // VFs, integrated endpoints
+    const std::string max_speed = file_value(dir, "max_link_speed");
     EXPECT_EQ(f.lnkcap_speed + (f.lnkcap_speed == "2.5" ? "" : ".0") + " GT/s PCIe", max_speed)
         << f.address;
-    EXPECT_EQ(f.lnkcap_width, attr(dir, "max_link_width")) << f.address;
-    const std::string cur_speed = attr(dir, "current_link_speed");
+    EXPECT_EQ(f.lnkcap_width, file_value(dir, "max_link_width")) << f.address;
+    const std::string cur_speed = file_value(dir, "current_link_speed");
     EXPECT_EQ(f.lnksta_speed + (f.lnksta_speed == "2.5" ? "" : ".0") + " GT/s PCIe", cur_speed)
         << f.address;
-    EXPECT_EQ(f.lnksta_width, attr(dir, "current_link_width")) << f.address;
-    EXPECT_EQ(f.numa_node.empty() ? "-1" : f.numa_node, attr(dir, "numa_node")) << f.address;
+    EXPECT_EQ(f.lnksta_width, file_value(dir, "current_link_width")) << f.address;
+    EXPECT_EQ(f.numa_node.empty() ? "-1" : f.numa_node, file_value(dir, "numa_node")) << f.address;
   }
 
   // Endpoints: locality, driver and link as the profile gives them.
@@ -278,8 +280,10 @@ void check_lspci_tree(const BuiltHost& host) {
     const fs::path dir = entry.path();
     if (!fs::exists(dir / "secondary_bus_number")) continue;
     // lspci prints "-[18]" for a single bus and "-[16-1c]" for a range.
-    const auto secondary = static_cast<unsigned>(std::stoul(attr(dir, "secondary_bus_number")));
-    const auto subordinate = static_cast<unsigned>(std::stoul(attr(dir, "subordinate_bus_number")));
+    const auto secondary =
+        static_cast<unsigned>(std::stoul(file_value(dir, "secondary_bus_number")));
+    const auto subordinate =
+        static_cast<unsigned>(std::stoul(file_value(dir, "subordinate_bus_number")));
     char range[16];
     if (secondary == subordinate) {
       std::snprintf(range, sizeof(range), "-[%02x]", secondary);

@@ -13,6 +13,7 @@
 #include <nodetopo/probes/pci_probe.hpp>
 #include <nodetopo/probes/rdma_probe.hpp>
 
+#include "captures.hpp"
 #include "discover.hpp"
 #include "fake_tree.hpp"
 
@@ -135,10 +136,16 @@ void FakeHost::copy_kfd_nodes(const fs::path& nodes_dir) const {
   }
 }
 
-probes::SysRoot FakeHost::sys_root() const {
-  auto opened = probes::SysRoot::open(root(), probes::SysRoot::Liveness::kCapture);
+probes::SysRoot FakeHost::sys_root(probes::SysRoot::PathWalk walk) const {
+  auto opened = probes::SysRoot::open(root(), probes::SysRoot::Liveness::kCapture, walk);
   if (!opened) throw std::runtime_error(opened.error().describe());
   return std::move(opened.value());
+}
+
+probes::Discovery discover_capture(const std::string& name) {
+  auto root = probes::SysRoot::open(capture_root(name), probes::SysRoot::Liveness::kCapture);
+  if (!root) throw std::runtime_error(root.error().describe());
+  return ::nodetopo::test::discover(root.value());
 }
 
 std::vector<std::unique_ptr<probes::Probe>> device_probes() {

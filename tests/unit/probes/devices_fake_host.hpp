@@ -59,8 +59,9 @@ class FakeHost {
   /// (hard links where the file system allows: the tests never write to it).
   void copy_kfd_nodes(const std::filesystem::path& nodes_dir) const;
 
-  /// Opens the root as a capture (never live).
-  [[nodiscard]] probes::SysRoot sys_root() const;
+  /// Opens the root as a capture (never live), its paths walked as `walk` says.
+  [[nodiscard]] probes::SysRoot sys_root(
+      probes::SysRoot::PathWalk walk = probes::SysRoot::PathWalk::kKernelChecked) const;
 
  private:
   TempDir dir_;
@@ -81,6 +82,9 @@ bool several_cpus();
 /// discovery one reader thread gives, to compare with run()'s.
 probes::Discovery run_on_one_cpu(const probes::SysRoot& root,
                                  const std::vector<std::unique_ptr<probes::Probe>>& probes);
+
+/// Every probe's discovery of the real capture `name` (captures.hpp).
+probes::Discovery discover_capture(const std::string& name);
 
 /// The report of probe `name` in a discovery (fails the test when absent).
 const ProbeReport& report_of(const probes::Discovery& discovery, std::string_view name);

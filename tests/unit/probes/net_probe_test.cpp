@@ -345,12 +345,6 @@ TEST(NetProbe, LinkTypeNames) {
 // kernel-checked open) against the full resolution: the user-space walk never takes the lexical
 // path, so a root read both ways must give the same interfaces and the same warnings.
 
-probes::SysRoot open_walk(const FakeHost& host, probes::SysRoot::PathWalk walk) {
-  auto root = probes::SysRoot::open(host.root(), probes::SysRoot::Liveness::kCapture, walk);
-  if (!root) throw std::runtime_error(root.error().describe());
-  return std::move(root.value());
-}
-
 // Everything the probe read about every interface, and where it hangs: one line each.
 std::string describe_nets(const Topology& topo) {
   std::ostringstream out;
@@ -428,8 +422,8 @@ TEST(NetLexical, EveryKindOfEntryReadsAsTheFullResolutionReadsIt) {
   FakeHost host;
   add_every_kind_of_entry(host);
   const auto kernel =
-      run(open_walk(host, probes::SysRoot::PathWalk::kKernelChecked), device_probes());
-  const auto user = run(open_walk(host, probes::SysRoot::PathWalk::kUserSpace), device_probes());
+      run(host.sys_root(probes::SysRoot::PathWalk::kKernelChecked), device_probes());
+  const auto user = run(host.sys_root(probes::SysRoot::PathWalk::kUserSpace), device_probes());
   EXPECT_EQ(describe_nets(kernel.topology), describe_nets(user.topology));
   EXPECT_EQ(report_of(kernel, "net").warnings, report_of(user, "net").warnings);
 
@@ -479,7 +473,7 @@ TEST(NetLexical, PlainEntryCostsOneOpenForItsDirectoryAndOnePerAttribute) {
   for (std::size_t i = 0; i < kInterfaces; ++i) {
     host.add_net("veth" + std::to_string(i), "", up_ether("00:00:00:00:00:01", "10000"));
   }
-  const probes::SysRoot root = open_walk(host, probes::SysRoot::PathWalk::kKernelChecked);
+  const probes::SysRoot root = host.sys_root(probes::SysRoot::PathWalk::kKernelChecked);
   if (!root.checks_paths_in_kernel()) GTEST_SKIP() << "the kernel has no openat2";
   probes::ProbeContext ctx(root, {}, "net");
   TopologyBuilder builder;
@@ -510,12 +504,6 @@ struct Placed {
 
 void PrintTo(const Placed& p, std::ostream* os) {
   *os << p.name << " under " << p.parent;
-}
-
-probes::Discovery discover_capture(const std::string& name) {
-  auto root = probes::SysRoot::open(capture_root(name), probes::SysRoot::Liveness::kCapture);
-  if (!root) throw std::runtime_error(root.error().describe());
-  return ::nodetopo::test::discover(root.value());
 }
 
 std::vector<Placed> placed_of_kind(const Topology& topo, NodeKind kind) {

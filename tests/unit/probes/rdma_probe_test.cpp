@@ -117,12 +117,6 @@ TEST(RdmaProbe, BadPortEntryIsReportedAndTheOthersKept) {
 // user-space walk never takes the lexical path, so a root read both ways must give the same
 // devices and the same warnings.
 
-probes::SysRoot open_walk(const FakeHost& host, probes::SysRoot::PathWalk walk) {
-  auto root = probes::SysRoot::open(host.root(), probes::SysRoot::Liveness::kCapture, walk);
-  if (!root) throw std::runtime_error(root.error().describe());
-  return std::move(root.value());
-}
-
 std::string describe_rdma(const Topology& topo) {
   std::ostringstream out;
   for (NodeIndex i : topo.nodes_of_kind(NodeKind::kRdmaDevice)) {
@@ -173,8 +167,8 @@ TEST(RdmaLexical, EveryKindOfDeviceAndPortReadsAsTheFullResolutionReadsIt) {
   host.add_rdma("rxe0", "", "", {{1, port("4: ACTIVE", "100 Gb/sec (4X EDR)", "Ethernet")}});
 
   const auto kernel =
-      run(open_walk(host, probes::SysRoot::PathWalk::kKernelChecked), device_probes());
-  const auto user = run(open_walk(host, probes::SysRoot::PathWalk::kUserSpace), device_probes());
+      run(host.sys_root(probes::SysRoot::PathWalk::kKernelChecked), device_probes());
+  const auto user = run(host.sys_root(probes::SysRoot::PathWalk::kUserSpace), device_probes());
   EXPECT_EQ(describe_rdma(kernel.topology), describe_rdma(user.topology));
   EXPECT_EQ(report_of(kernel, "rdma").warnings, report_of(user, "rdma").warnings);
 
@@ -236,12 +230,6 @@ TEST(RdmaLexical, PlainDeviceCostsOneOpenPerDirectoryAndAttribute) {
 
 // ---------------------------------------------------------------------------------------------
 // Real captures
-
-probes::Discovery discover_capture(const std::string& name) {
-  auto root = probes::SysRoot::open(capture_root(name), probes::SysRoot::Liveness::kCapture);
-  if (!root) throw std::runtime_error(root.error().describe());
-  return ::nodetopo::test::discover(root.value());
-}
 
 TEST(RdmaCaptures, ConnectX3OnNumaNode1WithItsIpoibInterface) {
   const auto d = discover_capture("32em64t-2n8c+1mic");
