@@ -20,19 +20,12 @@ struct SharedReads {
   std::shared_ptr<const Result<KfdTopology>> kfd_topology;
 
   /// The directories the runner opened and listed to decide on a second thread (overlap_pays()):
-  /// bus/pci/devices and the KFD nodes directory, each taken (moved out) by the one read that
+  /// bus/pci/devices and the KFD nodes directory, each taken (std::exchange) by the one read that
   /// walks it — the PCI walk, the KFD read of a discovery without a cache — so that neither is
   /// listed twice. Set before any probe runs; only what opened is kept, so that a missing
   /// directory is opened again by its reader, whose error words it as before.
   std::optional<SysDir> pci_devices_dir;
   std::optional<SysDir> kfd_nodes_dir;
 };
-
-/// `slot`'s directory, leaving it empty.
-inline std::optional<SysDir> take_dir(std::optional<SysDir>& slot) {
-  std::optional<SysDir> out = std::move(slot);
-  slot.reset();
-  return out;
-}
 
 }  // namespace nodetopo::probes

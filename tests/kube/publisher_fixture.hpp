@@ -118,7 +118,6 @@ inline bool in_sync(const kube::Publisher& p, const std::string& sink = "resourc
   return it != st.sinks.end() && it->second.in_sync;
 }
 
-/// Writes (create/update/patch/delete/deletecollection) counted by the fake.
 /// The Node object `name` on the fake server, or null when it has none.
 inline nlohmann::json node_of(const FakeApiServer& fake, const std::string& name = "node-a") {
   for (auto& n : fake.objects("nodes")) {
@@ -127,6 +126,7 @@ inline nlohmann::json node_of(const FakeApiServer& fake, const std::string& name
   return {};
 }
 
+/// Writes (create/update/patch/delete/deletecollection) counted by the fake.
 inline int writes(const FakeApiServer& fake) {
   int n = 0;
   for (const auto& [k, v] : fake.stats()) {

@@ -391,15 +391,14 @@ const Result<KfdTopology>& shared_kfd_topology(ProbeContext& ctx) {
   if (kept) return *kept;
   DiscoveryCache* cache = ctx.cache();
   if (cache == nullptr) {
-    kept = std::make_shared<const Result<KfdTopology>>(
-        read_kfd_topology(ctx.root(), take_dir(ctx.shared_reads().kfd_nodes_dir)));
+    kept = std::make_shared<const Result<KfdTopology>>(read_kfd_topology(
+        ctx.root(), std::exchange(ctx.shared_reads().kfd_nodes_dir, std::nullopt)));
     return *kept;
   }
-  // Not the runner's listing: it was made before the generation below was read, so a node
-  // added between the two would be missing from a tree kept as that generation's.
   // An agent's refresh: the tree (a thousand files and more on a partitioned MI300X) is read
   // again only when the kernel's count of its changes moved. Read before the tree: a change made
-  // while it is read moves the count past what is kept, and the next refresh reads it again.
+  // while it is read moves the count past what is kept, and the next refresh reads it again. So
+  // the runner's listing of the nodes directory (made before the count) is not used here.
   auto generation = ctx.root().read_file(kKfdGenerationFile);
   detail::KfdCache& kfd = cache->kfd();
   if (generation && kfd.topology && kfd.generation == generation.value()) {

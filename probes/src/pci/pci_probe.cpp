@@ -3,6 +3,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -45,7 +46,7 @@ class PciWalk {
 
   Result<void> run(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
     // The runner's listing when it made one (overlap_pays()), else a listing of our own.
-    std::optional<SysDir> listed = take_dir(ctx_.shared_reads().pci_devices_dir);
+    std::optional<SysDir> listed = std::exchange(ctx_.shared_reads().pci_devices_dir, std::nullopt);
     auto bus = listed ? Result<SysDir>(std::move(*listed))
                       : open_subsystem(root_, kDevicesDir, "no PCI bus in this root");
     if (!bus) return bus.error();
