@@ -1,9 +1,5 @@
 #include "pci/libpci_config.hpp"
 
-extern "C" {
-#include <pci/pci.h>
-}
-
 #include <array>
 #include <csetjmp>
 #include <cstdarg>
@@ -11,6 +7,8 @@ extern "C" {
 #include <cstdlib>
 #include <memory>
 #include <utility>
+
+#include "pci/libpci_library.hpp"
 
 namespace nodetopo::probes {
 
@@ -105,7 +103,10 @@ std::uint16_t word(std::span<const std::uint8_t> b, std::size_t at) {
 }  // namespace
 
 Result<LibpciConfig> LibpciConfig::open() {
-  pci_access* access = pci_alloc();
+  auto loaded = libpci_api();
+  if (!loaded) return loaded.error();
+  const LibpciApi& api = *loaded.value();
+  pci_access* access = api.alloc();
   if (access == nullptr) return make_error(ErrorCode::kIo, "libpci: pci_alloc failed");
   access->error = on_error;
   access->warning = on_warning;
@@ -114,30 +115,31 @@ Result<LibpciConfig> LibpciConfig::open() {
   // this non-existent directory and fail, never to a file of the machine running the tool.
   access->method = PCI_ACCESS_SYS_BUS_PCI;
   std::string nowhere = "/nonexistent/nodetopo-config-cache-only";
-  pci_set_param(access, const_cast<char*>("sysfs.path"), nowhere.data());
+  api.set_param(access, const_cast<char*>("sysfs.path"), nowhere.data());
   // On the heap: automatic objects changed between setjmp and longjmp would be indeterminate.
   const auto messages = std::make_unique<std::vector<std::string>>();
   MessageScope scope(messages.get());
   std::jmp_buf jump;
   JumpScope guard(&jump);
-  if (setjmp(jump) == 0) pci_init(access);  // NOLINT(cert-err52-cpp): see on_error()
+  if (setjmp(jump) == 0) api.init(access);  // NOLINT(cert-err52-cpp): see on_error()
   if (!messages->empty()) {
-    pci_cleanup(access);
+    api.cleanup(access);
     return make_error(ErrorCode::kIo, "libpci: " + messages->front());
   }
-  return LibpciConfig(access);
+  return LibpciConfig(&api, access);
 }
 
 LibpciConfig::~LibpciConfig() {
-  if (access_ != nullptr) pci_cleanup(access_);
+  if (access_ != nullptr) api_->cleanup(access_);
 }
 
 LibpciConfig::LibpciConfig(LibpciConfig&& other) noexcept
-    : access_(std::exchange(other.access_, nullptr)) {}
+    : api_(other.api_), access_(std::exchange(other.access_, nullptr)) {}
 
 LibpciConfig& LibpciConfig::operator=(LibpciConfig&& other) noexcept {
   if (this != &other) {
-    if (access_ != nullptr) pci_cleanup(access_);
+    if (access_ != nullptr) api_->cleanup(access_);
+    api_ = other.api_;
     access_ = std::exchange(other.access_, nullptr);
   }
   return *this;
@@ -149,65 +151,65 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
   const auto result = std::make_unique<DecodedConfig>();
   DecodedConfig& out = *result;
   MessageScope scope(&out.problems);
-  pci_dev* dev = pci_get_dev(access_, static_cast<int>(address.domain), address.bus, address.device,
-                             address.function);
+  pci_dev* dev = api_->get_dev(access_, static_cast<int>(address.domain), address.bus,
+                               address.device, address.function);
   if (dev == nullptr) {
     out.problems.emplace_back("libpci could not allocate the device");
     return std::move(out);
   }
   // libpci keeps the pointer: the copy lives until pci_free_dev below.
   std::vector<u8> cache(config.begin(), config.end());
-  pci_setup_cache(dev, cache.data(), static_cast<int>(cache.size()));
+  api_->setup_cache(dev, cache.data(), static_cast<int>(cache.size()));
   std::jmp_buf jump;
   JumpScope guard(&jump);
   if (setjmp(jump) != 0) {  // NOLINT(cert-err52-cpp): libpci reported an error (on_error)
-    pci_free_dev(dev);
+    api_->free_dev(dev);
     return std::move(out);
   }
 
-  out.header_type = pci_read_byte(dev, PCI_HEADER_TYPE) & 0x7f;
-  out.revision = pci_read_byte(dev, PCI_REVISION_ID);
+  out.header_type = api_->read_byte(dev, PCI_HEADER_TYPE) & 0x7f;
+  out.revision = api_->read_byte(dev, PCI_REVISION_ID);
   if (out.header_type == PCI_HEADER_TYPE_NORMAL) {
     out.subsystem_vendor_id = word(config, PCI_SUBSYSTEM_VENDOR_ID);
     out.subsystem_device_id = word(config, PCI_SUBSYSTEM_ID);
     out.subsystem_known = true;
   } else if (out.header_type == PCI_HEADER_TYPE_BRIDGE ||
              out.header_type == PCI_HEADER_TYPE_CARDBUS) {
-    out.secondary_bus = pci_read_byte(dev, PCI_SECONDARY_BUS);
-    out.subordinate_bus = pci_read_byte(dev, PCI_SUBORDINATE_BUS);
+    out.secondary_bus = api_->read_byte(dev, PCI_SECONDARY_BUS);
+    out.subordinate_bus = api_->read_byte(dev, PCI_SUBORDINATE_BUS);
   }
   // Without the status register's capability-list bit there is no capability at all, so no
   // PCI Express capability: known from the header alone.
   if ((word(config, PCI_STATUS) & PCI_STATUS_CAP_LIST) == 0) out.pcie = false;
   if (config.size() >= kPciConfigStandardSize) {
-    pci_fill_info(dev, PCI_FILL_CAPS);
+    api_->fill_info(dev, PCI_FILL_CAPS);
     out.pcie = false;
-    if (pci_cap* cap = pci_find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
+    if (pci_cap* cap = api_->find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
       out.pcie = true;
       const int at = static_cast<int>(cap->addr);
       if (static_cast<std::size_t>(at + PCI_EXP_LNKSTA + 2) > config.size()) out.past_buffer = true;
-      const unsigned flags = pci_read_word(dev, at + PCI_EXP_FLAGS);
+      const unsigned flags = api_->read_word(dev, at + PCI_EXP_FLAGS);
       out.port_type = pcie_port_type_from_field((flags & PCI_EXP_FLAGS_TYPE) >> 4);
-      const u32 lnkcap = pci_read_long(dev, at + PCI_EXP_LNKCAP);
-      const unsigned lnksta = pci_read_word(dev, at + PCI_EXP_LNKSTA);
+      const u32 lnkcap = api_->read_long(dev, at + PCI_EXP_LNKCAP);
+      const unsigned lnksta = api_->read_word(dev, at + PCI_EXP_LNKSTA);
       out.link_max = {link_speed_mts(lnkcap & PCI_EXP_LNKCAP_SPEED), (lnkcap >> 4) & 0x3f};
       out.link_current = {link_speed_mts(lnksta & PCI_EXP_LNKSTA_SPEED), (lnksta >> 4) & 0x3f};
     }
     if (out.header_type != PCI_HEADER_TYPE_NORMAL) {
       // Bridges carry their subsystem ids in the SSVID capability, where the kernel reads them.
-      if (pci_cap* cap = pci_find_cap(dev, PCI_CAP_ID_SSVID, PCI_CAP_NORMAL)) {
+      if (pci_cap* cap = api_->find_cap(dev, PCI_CAP_ID_SSVID, PCI_CAP_NORMAL)) {
         if (static_cast<std::size_t>(cap->addr + PCI_SSVID_DEVICE + 2) > config.size()) {
           out.past_buffer = true;
         }
         out.subsystem_vendor_id =
-            pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_VENDOR);
+            api_->read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_VENDOR);
         out.subsystem_device_id =
-            pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_DEVICE);
+            api_->read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_DEVICE);
         out.subsystem_known = true;
       }
     }
   }
-  pci_free_dev(dev);
+  api_->free_dev(dev);
   return std::move(out);
 }
 

@@ -3,7 +3,8 @@
 // The probe reads every sysfs file through SysRoot (so nothing leaves a captured root and no file
 // is read twice) and hands the bytes of `config` to libpci as the device's config cache: libpci
 // then decodes the header and walks the capability list without opening any file. Its fatal
-// error handler is replaced by one that records messages instead of exiting the process.
+// error handler is replaced by one that records messages instead of exiting the process. libpci
+// itself is opened on the first open() (libpci_library.hpp).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,8 @@
 struct pci_access;
 
 namespace nodetopo::probes {
+
+struct LibpciApi;
 
 /// What the configuration header and capabilities say about one function.
 struct DecodedConfig {
@@ -51,6 +54,8 @@ struct DecodedConfig {
 
 class LibpciConfig {
  public:
+  /// A decoder with its own libpci handle; fails (kUnavailable) when libpci cannot be loaded
+  /// (libpci_api()), or (kIo) with libpci's message when pci_init() reports an error.
   static Result<LibpciConfig> open();
   ~LibpciConfig();
   LibpciConfig(LibpciConfig&& other) noexcept;
@@ -64,7 +69,8 @@ class LibpciConfig {
                                      std::span<const std::uint8_t> config);
 
  private:
-  explicit LibpciConfig(pci_access* access) : access_(access) {}
+  LibpciConfig(const LibpciApi* api, pci_access* access) : api_(api), access_(access) {}
+  const LibpciApi* api_ = nullptr;  ///< libpci_api()'s, which lives until the process ends
   pci_access* access_ = nullptr;
 };
 
