@@ -106,7 +106,7 @@ Result<LibpciConfig> LibpciConfig::open() {
   auto loaded = libpci_api();
   if (!loaded) return loaded.error();
   const LibpciApi& api = *loaded.value();
-  pci_access* access = api.alloc();
+  pci_access* access = api.pci_alloc();
   if (access == nullptr) return make_error(ErrorCode::kIo, "libpci: pci_alloc failed");
   access->error = on_error;
   access->warning = on_warning;
@@ -115,22 +115,22 @@ Result<LibpciConfig> LibpciConfig::open() {
   // this non-existent directory and fail, never to a file of the machine running the tool.
   access->method = PCI_ACCESS_SYS_BUS_PCI;
   std::string nowhere = "/nonexistent/nodetopo-config-cache-only";
-  api.set_param(access, const_cast<char*>("sysfs.path"), nowhere.data());
+  api.pci_set_param(access, const_cast<char*>("sysfs.path"), nowhere.data());
   // On the heap: automatic objects changed between setjmp and longjmp would be indeterminate.
   const auto messages = std::make_unique<std::vector<std::string>>();
   MessageScope scope(messages.get());
   std::jmp_buf jump;
   JumpScope guard(&jump);
-  if (setjmp(jump) == 0) api.init(access);  // NOLINT(cert-err52-cpp): see on_error()
+  if (setjmp(jump) == 0) api.pci_init(access);  // NOLINT(cert-err52-cpp): see on_error()
   if (!messages->empty()) {
-    api.cleanup(access);
+    api.pci_cleanup(access);
     return make_error(ErrorCode::kIo, "libpci: " + messages->front());
   }
   return LibpciConfig(&api, access);
 }
 
 LibpciConfig::~LibpciConfig() {
-  if (access_ != nullptr) api_->cleanup(access_);
+  if (access_ != nullptr) api_->pci_cleanup(access_);
 }
 
 LibpciConfig::LibpciConfig(LibpciConfig&& other) noexcept
@@ -138,7 +138,7 @@ LibpciConfig::LibpciConfig(LibpciConfig&& other) noexcept
 
 LibpciConfig& LibpciConfig::operator=(LibpciConfig&& other) noexcept {
   if (this != &other) {
-    if (access_ != nullptr) api_->cleanup(access_);
+    if (access_ != nullptr) api_->pci_cleanup(access_);
     api_ = other.api_;
     access_ = std::exchange(other.access_, nullptr);
   }
@@ -151,65 +151,65 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
   const auto result = std::make_unique<DecodedConfig>();
   DecodedConfig& out = *result;
   MessageScope scope(&out.problems);
-  pci_dev* dev = api_->get_dev(access_, static_cast<int>(address.domain), address.bus,
-                               address.device, address.function);
+  pci_dev* dev = api_->pci_get_dev(access_, static_cast<int>(address.domain), address.bus,
+                                   address.device, address.function);
   if (dev == nullptr) {
     out.problems.emplace_back("libpci could not allocate the device");
     return std::move(out);
   }
   // libpci keeps the pointer: the copy lives until pci_free_dev below.
   std::vector<u8> cache(config.begin(), config.end());
-  api_->setup_cache(dev, cache.data(), static_cast<int>(cache.size()));
+  api_->pci_setup_cache(dev, cache.data(), static_cast<int>(cache.size()));
   std::jmp_buf jump;
   JumpScope guard(&jump);
   if (setjmp(jump) != 0) {  // NOLINT(cert-err52-cpp): libpci reported an error (on_error)
-    api_->free_dev(dev);
+    api_->pci_free_dev(dev);
     return std::move(out);
   }
 
-  out.header_type = api_->read_byte(dev, PCI_HEADER_TYPE) & 0x7f;
-  out.revision = api_->read_byte(dev, PCI_REVISION_ID);
+  out.header_type = api_->pci_read_byte(dev, PCI_HEADER_TYPE) & 0x7f;
+  out.revision = api_->pci_read_byte(dev, PCI_REVISION_ID);
   if (out.header_type == PCI_HEADER_TYPE_NORMAL) {
     out.subsystem_vendor_id = word(config, PCI_SUBSYSTEM_VENDOR_ID);
     out.subsystem_device_id = word(config, PCI_SUBSYSTEM_ID);
     out.subsystem_known = true;
   } else if (out.header_type == PCI_HEADER_TYPE_BRIDGE ||
              out.header_type == PCI_HEADER_TYPE_CARDBUS) {
-    out.secondary_bus = api_->read_byte(dev, PCI_SECONDARY_BUS);
-    out.subordinate_bus = api_->read_byte(dev, PCI_SUBORDINATE_BUS);
+    out.secondary_bus = api_->pci_read_byte(dev, PCI_SECONDARY_BUS);
+    out.subordinate_bus = api_->pci_read_byte(dev, PCI_SUBORDINATE_BUS);
   }
   // Without the status register's capability-list bit there is no capability at all, so no
   // PCI Express capability: known from the header alone.
   if ((word(config, PCI_STATUS) & PCI_STATUS_CAP_LIST) == 0) out.pcie = false;
   if (config.size() >= kPciConfigStandardSize) {
-    api_->fill_info(dev, PCI_FILL_CAPS);
+    api_->pci_fill_info(dev, PCI_FILL_CAPS);
     out.pcie = false;
-    if (pci_cap* cap = api_->find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
+    if (pci_cap* cap = api_->pci_find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
       out.pcie = true;
       const int at = static_cast<int>(cap->addr);
       if (static_cast<std::size_t>(at + PCI_EXP_LNKSTA + 2) > config.size()) out.past_buffer = true;
-      const unsigned flags = api_->read_word(dev, at + PCI_EXP_FLAGS);
+      const unsigned flags = api_->pci_read_word(dev, at + PCI_EXP_FLAGS);
       out.port_type = pcie_port_type_from_field((flags & PCI_EXP_FLAGS_TYPE) >> 4);
-      const u32 lnkcap = api_->read_long(dev, at + PCI_EXP_LNKCAP);
-      const unsigned lnksta = api_->read_word(dev, at + PCI_EXP_LNKSTA);
+      const u32 lnkcap = api_->pci_read_long(dev, at + PCI_EXP_LNKCAP);
+      const unsigned lnksta = api_->pci_read_word(dev, at + PCI_EXP_LNKSTA);
       out.link_max = {link_speed_mts(lnkcap & PCI_EXP_LNKCAP_SPEED), (lnkcap >> 4) & 0x3f};
       out.link_current = {link_speed_mts(lnksta & PCI_EXP_LNKSTA_SPEED), (lnksta >> 4) & 0x3f};
     }
     if (out.header_type != PCI_HEADER_TYPE_NORMAL) {
       // Bridges carry their subsystem ids in the SSVID capability, where the kernel reads them.
-      if (pci_cap* cap = api_->find_cap(dev, PCI_CAP_ID_SSVID, PCI_CAP_NORMAL)) {
+      if (pci_cap* cap = api_->pci_find_cap(dev, PCI_CAP_ID_SSVID, PCI_CAP_NORMAL)) {
         if (static_cast<std::size_t>(cap->addr + PCI_SSVID_DEVICE + 2) > config.size()) {
           out.past_buffer = true;
         }
         out.subsystem_vendor_id =
-            api_->read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_VENDOR);
+            api_->pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_VENDOR);
         out.subsystem_device_id =
-            api_->read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_DEVICE);
+            api_->pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_DEVICE);
         out.subsystem_known = true;
       }
     }
   }
-  api_->free_dev(dev);
+  api_->pci_free_dev(dev);
   return std::move(out);
 }
 

@@ -41,19 +41,9 @@ Result<LibpciApi> load_libpci(const char* soname) {
     // POSIX guarantees that object and function pointers convert through dlsym's void*.
     field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(sym);
   };
-  // The versions a link against pciutils 3.8's header binds (objdump -T on such a binary).
-  resolve(api.alloc, "pci_alloc", "LIBPCI_3.0");
-  resolve(api.init, "pci_init", "LIBPCI_3.5");
-  resolve(api.cleanup, "pci_cleanup", "LIBPCI_3.0");
-  resolve(api.set_param, "pci_set_param", "LIBPCI_3.0");
-  resolve(api.get_dev, "pci_get_dev", "LIBPCI_3.0");
-  resolve(api.free_dev, "pci_free_dev", "LIBPCI_3.0");
-  resolve(api.setup_cache, "pci_setup_cache", "LIBPCI_3.0");
-  resolve(api.fill_info, "pci_fill_info", "LIBPCI_3.8");
-  resolve(api.find_cap, "pci_find_cap", "LIBPCI_3.1");
-  resolve(api.read_byte, "pci_read_byte", "LIBPCI_3.0");
-  resolve(api.read_word, "pci_read_word", "LIBPCI_3.0");
-  resolve(api.read_long, "pci_read_long", "LIBPCI_3.0");
+#define NODETOPO_LIBPCI_RESOLVE(name, version) resolve(api.name, #name, version);
+  NODETOPO_LIBPCI_FUNCTIONS(NODETOPO_LIBPCI_RESOLVE)
+#undef NODETOPO_LIBPCI_RESOLVE
   if (!missing.empty()) {
     ::dlclose(dl);
     return make_error(

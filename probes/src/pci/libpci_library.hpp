@@ -14,20 +14,27 @@ extern "C" {
 
 namespace nodetopo::probes {
 
-/// The libpci functions LibpciConfig calls, typed by the header the build compiled against.
+/// The libpci functions LibpciConfig calls, each with the version a link against pciutils 3.8's
+/// header binds (objdump -T on such a binary): X(name, version).
+#define NODETOPO_LIBPCI_FUNCTIONS(X) \
+  X(pci_alloc, "LIBPCI_3.0")         \
+  X(pci_init, "LIBPCI_3.5")          \
+  X(pci_cleanup, "LIBPCI_3.0")       \
+  X(pci_set_param, "LIBPCI_3.0")     \
+  X(pci_get_dev, "LIBPCI_3.0")       \
+  X(pci_free_dev, "LIBPCI_3.0")      \
+  X(pci_setup_cache, "LIBPCI_3.0")   \
+  X(pci_fill_info, "LIBPCI_3.8")     \
+  X(pci_find_cap, "LIBPCI_3.1")      \
+  X(pci_read_byte, "LIBPCI_3.0")     \
+  X(pci_read_word, "LIBPCI_3.0")     \
+  X(pci_read_long, "LIBPCI_3.0")
+
+/// Those functions, typed by the header the build compiled against; named as in libpci.
 struct LibpciApi {
-  decltype(&::pci_alloc) alloc = nullptr;
-  decltype(&::pci_init) init = nullptr;
-  decltype(&::pci_cleanup) cleanup = nullptr;
-  decltype(&::pci_set_param) set_param = nullptr;
-  decltype(&::pci_get_dev) get_dev = nullptr;
-  decltype(&::pci_free_dev) free_dev = nullptr;
-  decltype(&::pci_setup_cache) setup_cache = nullptr;
-  decltype(&::pci_fill_info) fill_info = nullptr;
-  decltype(&::pci_find_cap) find_cap = nullptr;
-  decltype(&::pci_read_byte) read_byte = nullptr;
-  decltype(&::pci_read_word) read_word = nullptr;
-  decltype(&::pci_read_long) read_long = nullptr;
+#define NODETOPO_LIBPCI_FIELD(name, version) decltype(&::name) name = nullptr;
+  NODETOPO_LIBPCI_FUNCTIONS(NODETOPO_LIBPCI_FIELD)
+#undef NODETOPO_LIBPCI_FIELD
 };
 
 /// The soname opened: libpci's ABI has been 3 since pciutils 3.0 (2008).

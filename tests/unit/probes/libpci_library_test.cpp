@@ -16,18 +16,9 @@ TEST(LibpciLibrary, FindsTheFunctionsThisTestLinks) {
   auto api = libpci_api();
   ASSERT_TRUE(api.ok()) << api.error().message;
   const LibpciApi& f = *api.value();
-  EXPECT_EQ(f.alloc, &::pci_alloc);
-  EXPECT_EQ(f.init, &::pci_init);
-  EXPECT_EQ(f.cleanup, &::pci_cleanup);
-  EXPECT_EQ(f.set_param, &::pci_set_param);
-  EXPECT_EQ(f.get_dev, &::pci_get_dev);
-  EXPECT_EQ(f.free_dev, &::pci_free_dev);
-  EXPECT_EQ(f.setup_cache, &::pci_setup_cache);
-  EXPECT_EQ(f.fill_info, &::pci_fill_info);
-  EXPECT_EQ(f.find_cap, &::pci_find_cap);
-  EXPECT_EQ(f.read_byte, &::pci_read_byte);
-  EXPECT_EQ(f.read_word, &::pci_read_word);
-  EXPECT_EQ(f.read_long, &::pci_read_long);
+#define NODETOPO_EXPECT_LINKED(name, version) EXPECT_EQ(f.name, &::name) << #name "@" version;
+  NODETOPO_LIBPCI_FUNCTIONS(NODETOPO_EXPECT_LINKED)
+#undef NODETOPO_EXPECT_LINKED
   // Loaded once: a second call gives the same table.
   EXPECT_EQ(libpci_api().value(), api.value());
 }
