@@ -98,6 +98,29 @@ TEST(Executables, TopoMapsLibpciOnlyWhenItDecodesConfigSpace) {
   EXPECT_NE(pci.err.find(loaded), std::string::npos) << pci.err;
 }
 
+// Without a loadable libpci (here: the file hidden under /dev/null in a mount namespace of its own,
+// as on a machine where the package was removed), a root with PCI functions is a failed PCI probe:
+// the error names the library and its package, and the dump reports a degraded result (exit 1)
+// instead of a machine without a PCI bus.
+TEST(Executables, TopoWithoutLibpciFailsThePciProbeNamingTheLibrary) {
+  if (run_command({"unshare", "--mount", "true"}).exit_code != 0) {
+    GTEST_SKIP() << "a mount namespace needs CAP_SYS_ADMIN (CI runs as root)";
+  }
+  const std::string script =
+      "set -e\n"
+      "lib=$(ldconfig -p | sed -n 's/^[[:space:]]*libpci\\.so\\.3 (.*) => //p' | head -n 1)\n"
+      "test -n \"$lib\"\n"
+      "mount --bind /dev/null \"$(readlink -f \"$lib\")\"\n"
+      "exec \"$0\" dump --format json --mock synthetic:gpus=1,nics=1\n";
+  const CommandResult r = run_command({"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                       script, (build_dir() / "topo").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("probe pci failed: libpci.so.3 cannot be loaded (Debian package libpci3)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("degraded result"), std::string::npos) << r.err;
+}
+
 // The C++ runtime and the C++ libraries topo uses (spdlog and fmt for every log line, yaml-cpp for
 // YAML, RE2 for fit's matches()). With NODETOPO_STATIC_CXX they are linked into topo, and its
 // dynamic linker maps C libraries only: 1.6 ms less at every start (docs/performance.md). The

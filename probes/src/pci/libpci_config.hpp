@@ -54,8 +54,8 @@ struct DecodedConfig {
 
 class LibpciConfig {
  public:
-  /// A decoder with its own libpci handle; fails (kUnavailable) when libpci cannot be loaded
-  /// (libpci_api()), or (kIo) with libpci's message when pci_init() reports an error.
+  /// A decoder with its own libpci handle; fails when libpci cannot be loaded (libpci_api()'s
+  /// error), or with libpci's message when pci_init() reports an error.
   static Result<LibpciConfig> open();
   ~LibpciConfig();
   LibpciConfig(LibpciConfig&& other) noexcept;

@@ -20,11 +20,11 @@ namespace detail {
 
 Result<LibpciApi> load_libpci(const char* soname) {
   ::dlerror();  // clear a stale message
-  // RTLD_LOCAL: libpci's symbols stay out of the global namespace, where a linked copy in a test
-  // (libpci as the oracle of pci.ids) would meet them. RTLD_NOW: fail here, not mid-decode.
+  // RTLD_LOCAL: libpci's symbols stay out of the global scope, where a library loaded later would
+  // bind to them. RTLD_NOW: fail here, not mid-decode.
   void* dl = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (dl == nullptr) {
-    return make_error(ErrorCode::kUnavailable,
+    return make_error(ErrorCode::kIo,
                       std::string(soname) +
                           " cannot be loaded (Debian package libpci3), so PCI configuration "
                           "space cannot be decoded: " +
@@ -47,7 +47,7 @@ Result<LibpciApi> load_libpci(const char* soname) {
   if (!missing.empty()) {
     ::dlclose(dl);
     return make_error(
-        ErrorCode::kUnavailable,
+        ErrorCode::kIo,
         std::string(soname) + " lacks " + missing +
             ": not libpci, or one older than the pciutils 3.8 nodetopo was built for");
   }

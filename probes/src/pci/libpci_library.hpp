@@ -43,13 +43,15 @@ inline constexpr const char* kLibpciSoname = "libpci.so.3";
 /// libpci's functions, loaded by the first call in the process (thread-safe; never unloaded, as
 /// a linked library would not be). Each symbol is looked up at the version a link against the
 /// same header binds (dlvsym), so a newer libpci with a changed default version of a function
-/// serves the one this code was compiled for. The error (kUnavailable) names the soname and says
-/// what the dynamic loader said; it is the same on every later call.
+/// serves the one this code was compiled for. The error names the soname and says what the
+/// dynamic loader said; it is the same on every later call. It is kIo, not kUnavailable: libpci is
+/// no optional facility, and a root with PCI functions whose configuration space cannot be
+/// decoded is a failed PCI probe (a degraded discovery), never one reported as having no PCI bus.
 Result<const LibpciApi*> libpci_api();
 
 namespace detail {
 /// What libpci_api() does once, for the library `soname` (a test gives another): dlopen, then
-/// every function by name and version. Errors (kUnavailable) name `soname`; a library that lacks
+/// every function by name and version. Errors (kIo) name `soname`; a library that lacks
 /// functions is closed again and the error lists them.
 Result<LibpciApi> load_libpci(const char* soname);
 }  // namespace detail
