@@ -8,6 +8,8 @@
 
 #include <nodetopo/probes/nvml_probe.hpp>
 
+#include "dl_error.hpp"
+
 namespace nodetopo::probes {
 
 using nvml_abi::nvmlReturn_t;
@@ -32,11 +34,6 @@ constexpr std::array kSymbolNames = {
 #undef NODETOPO_NVML_NAME
 };
 
-std::string last_dl_error() {
-  const char* text = ::dlerror();
-  return text != nullptr ? std::string(text) : std::string("unknown dynamic loader error");
-}
-
 }  // namespace
 
 std::span<const std::string_view> nvml_symbols() {
@@ -52,7 +49,7 @@ Result<NvmlLibrary> NvmlLibrary::open(const std::string& path) {
     return make_error(
         ErrorCode::kUnavailable,
         "NVML library '" + path +
-            "' cannot be loaded (no NVIDIA driver installed here?): " + last_dl_error());
+            "' cannot be loaded (no NVIDIA driver installed here?): " + detail::last_dl_error());
   }
   auto handle = std::make_shared<Handle>(dl);
   Api api;

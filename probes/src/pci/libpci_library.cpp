@@ -5,16 +5,9 @@
 
 #include <dlfcn.h>
 
+#include "dl_error.hpp"
+
 namespace nodetopo::probes {
-
-namespace {
-
-std::string last_dl_error() {
-  const char* text = ::dlerror();
-  return text != nullptr ? std::string(text) : std::string("unknown dynamic loader error");
-}
-
-}  // namespace
 
 namespace detail {
 
