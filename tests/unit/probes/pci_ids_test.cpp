@@ -13,11 +13,15 @@ extern "C" {
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <nodetopo/probes/pci_ids.hpp>
 
@@ -324,6 +328,11 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnTheSystemDatabase) {
   const PciNames want_all = reference_lookup(text, everything);
   EXPECT_GT(want_all.devices.size(), 10000U);
   expect_same(lookup_pci_names(*file, everything), want_all, "all, through the mapped file");
+  // The system's file is one the sorted search takes (it does not give up and scan).
+  ASSERT_GE(text.size(), detail::kSortedSearchFrom);
+  const std::optional<PciNames> sorted_all = detail::lookup_sorted_pci_names(text, everything);
+  ASSERT_TRUE(sorted_all.has_value()) << "the sorted search gave up on the system's pci.ids";
+  expect_same(*sorted_all, want_all, "all, sorted search");
   for (PciIdsScan scan : kScans) {
     expect_same(detail::lookup_pci_names(text, everything, scan), want_all,
                 "all, " + scan_label(scan));
@@ -337,6 +346,218 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnTheSystemDatabase) {
                   "set " + std::to_string(k) + ", " + scan_label(scan));
     }
     expect_same(lookup_pci_names(*file, sets[k]), want, "set " + std::to_string(k) + ", file");
+    const std::optional<PciNames> sorted = detail::lookup_sorted_pci_names(text, sets[k]);
+    ASSERT_TRUE(sorted.has_value()) << "set " << k;
+    expect_same(*sorted, want, "set " + std::to_string(k) + ", sorted search");
+  }
+}
+
+// A pci.ids laid out as its maintainers keep it and longer than kSortedSearchFrom: vendors in
+// increasing order with random gaps (0000 and ffff among them), most with a few devices, some
+// with blocks of hundreds of kilobytes (where the search's probe points land and must walk to
+// the vendor lines either side), subsystems, comment and blank lines among a block's lines and
+// between vendors, uppercase IDs, then the class section. `listed` gets what it lists.
+std::string sorted_text(std::mt19937& rng, std::vector<PciNameQuery>& listed) {
+  std::set<unsigned> vendor_set{0x0000, 0xffff};
+  const std::size_t vendors = 200 + rng() % 200;
+  while (vendor_set.size() < vendors)
+    vendor_set.insert(static_cast<unsigned>(rng() % 0x10000));
+  auto hex4 = [&](unsigned id) {
+    std::array<char, 8> buf{};
+    std::snprintf(buf.data(), buf.size(), rng() % 16 == 0 ? "%04X" : "%04x", id);
+    return std::string(buf.data());
+  };
+  auto name = [&](const char* what, unsigned id) {
+    return std::string("  ") + what + " " + std::to_string(id) + (rng() % 8 == 0 ? " [x]" : "");
+  };
+  std::string text = "#\n#\tList of PCI ID's\n#\n\n# Vendors, devices and subsystems.\n";
+  std::size_t large = 0;
+  for (unsigned vendor : vendor_set) {
+    text += hex4(vendor) + name("Vendor", vendor) + "\n";
+    const bool big = large < 4 && rng() % 40 == 0;
+    large += big ? 1 : 0;
+    const std::size_t count = big ? 1500 + rng() % 2500 : rng() % 12;
+    std::set<unsigned> device_set;
+    while (device_set.size() < count)
+      device_set.insert(static_cast<unsigned>(rng() % 0x10000));
+    for (unsigned device : device_set) {
+      if (rng() % 50 == 0) text += "# a comment among the devices\n";
+      if (rng() % 200 == 0) text += "\n";
+      text += "\t" + hex4(device) + name("Device", device) + "\n";
+      listed.push_back({static_cast<std::uint16_t>(vendor), static_cast<std::uint16_t>(device), 0});
+      for (auto sub = static_cast<unsigned>(rng() % 3 == 0 ? rng() % 6 : 0); sub > 0; --sub) {
+        text += "\t\t" + hex4(static_cast<unsigned>(rng() % 0x10000)) + " " + hex4(sub) +
+                name("Subsystem", sub) + "\n";
+      }
+    }
+    if (count == 0) listed.push_back({static_cast<std::uint16_t>(vendor), 0xfffe, 0});
+    if (rng() % 30 == 0) text += "# between two vendors\n";
+  }
+  text += "\n\n# List of known device classes, subclasses and programming interfaces\n\n";
+  for (unsigned base : {0x00U, 0x01U, 0x02U, 0x03U, 0x0cU, 0x12U, 0xffU}) {
+    text += "C " + hex4(base).substr(2) + name("Class", base) + "\n";
+    for (unsigned sub : {0x00U, 0x02U, 0x07U, 0x80U}) {
+      if (rng() % 3 == 0) continue;
+      text += "\t" + hex4(sub).substr(2) + name("Subclass", sub) + "\n";
+      if (rng() % 2 == 0) text += "\t\t00  Prog-if\n";
+    }
+  }
+  if (rng() % 2 == 0) text.pop_back();  // no final newline
+  return text;
+}
+
+std::vector<PciNameQuery> sorted_queries(std::mt19937& rng,
+                                         const std::vector<PciNameQuery>& listed) {
+  std::vector<PciNameQuery> queries;
+  const std::size_t n = rng() % 5 == 0 ? 60 : 1 + rng() % 12;
+  for (std::size_t i = 0; i < n; ++i) {
+    PciNameQuery q = listed[rng() % listed.size()];
+    switch (rng() % 6) {
+      case 0:  // a vendor next to a listed one: often not listed
+        q.vendor_id = static_cast<std::uint16_t>(q.vendor_id + (rng() % 2 == 0 ? 1 : -1));
+        break;
+      case 1:
+        q.device_id = static_cast<std::uint16_t>(rng());
+        break;
+      case 2:
+        q.vendor_id = static_cast<std::uint16_t>(rng());
+        break;
+      default:
+        break;
+    }
+    q.class_id = static_cast<std::uint16_t>((rng() % 0x14) << 8 | (rng() % 3 == 0 ? 0x80 : 0x02));
+    queries.push_back(q);
+  }
+  return queries;
+}
+
+// The sorted search on such texts: it never gives up, and finds what the line-by-line reading
+// finds — vendors, devices (in the large blocks too), misses, classes and their fallback.
+TEST(PciIds, SortedSearchEqualsTheLineByLineReadingOnSortedTexts) {
+  std::mt19937 rng(1819);
+  std::size_t found = 0;
+  std::size_t missed = 0;
+  for (int round = 0; round < 24; ++round) {
+    std::vector<PciNameQuery> listed;
+    const std::string text = sorted_text(rng, listed);
+    ASSERT_GE(text.size(), detail::kSortedSearchFrom) << "text #" << round;
+    // In a buffer of exactly its size, as in the hostile texts' test.
+    const auto exact = std::make_unique<char[]>(text.size());
+    std::copy(text.begin(), text.end(), exact.get());
+    const std::string_view view(exact.get(), text.size());
+    for (int k = 0; k < 8; ++k) {
+      const std::vector<PciNameQuery> queries = sorted_queries(rng, listed);
+      const PciNames want = reference_lookup(text, queries);
+      found += want.vendors.size() + want.devices.size();
+      missed += queries.size() - want.devices.size();
+      const std::optional<PciNames> got = detail::lookup_sorted_pci_names(view, queries);
+      ASSERT_TRUE(got.has_value()) << "gave up on text #" << round << ", set " << k;
+      expect_same(*got, want, "text #" + std::to_string(round) + ", set " + std::to_string(k));
+      if (HasFailure()) return;
+    }
+  }
+  EXPECT_GT(found, 500U);
+  EXPECT_GT(missed, 100U);
+}
+
+// A vendor listed again right after its block, laid out so that the search's first probe point
+// (the text's middle) lies 100 bytes into the first listing's block: the search finds the first
+// listing (backwards, before it reads as far as the second), reads its block, sees the same ID
+// next and gives up — it cannot tell which listing's names the scan would take.
+TEST(PciIds, SortedSearchGivesUpAtAVendorListedAgainAfterItsBlock) {
+  const std::string head = "0001  A\n\t0001  " + std::string(1000, 'a') + "\n";
+  const std::string first = "0002  B\n\t0001  " + std::string(600, 'b') + "\n";
+  const std::string again = "0002  B listed again\n\t0002  y\n";
+  const std::size_t middle = head.size() + 100;
+  const std::size_t used = head.size() + first.size() + again.size() + 16;  // + the tail's frame
+  ASSERT_LT(used, 2 * middle);
+  const std::string tail = "0003  C\n\t0001  " + std::string(2 * middle - used, 'c') + "\n";
+  const std::string text = head + first + again + tail;
+  ASSERT_EQ(text.size() / 2, middle);
+  const std::vector<PciNameQuery> queries = {{0x0002, 0x0002, 0x0000}};
+  EXPECT_EQ(detail::lookup_sorted_pci_names(text, queries), std::nullopt);
+  // Without the second listing the same search answers.
+  const std::optional<PciNames> names =
+      detail::lookup_sorted_pci_names(head + first + tail, queries);
+  ASSERT_TRUE(names.has_value());
+  EXPECT_EQ(names->vendor(0x0002), "B");
+}
+
+// A database not laid out as the search needs: where it meets that, the search gives up, and
+// the lookup through the file scans it all — the names are the line-by-line reading's.
+TEST(PciIds, SortedSearchGivesUpOnAFileOutOfOrderAndTheFileIsScanned) {
+  std::mt19937 rng(1820);
+  std::vector<PciNameQuery> listed;
+  const std::string sorted = sorted_text(rng, listed);
+  // The text's top-level lines, each with the lines under it.
+  std::vector<std::string> blocks;
+  std::size_t classes = sorted.find("\n\n# List of known device classes");
+  ASSERT_NE(classes, std::string::npos);
+  for (std::size_t start = sorted.find("\n0000") + 1; start < classes;) {
+    std::size_t next = start;
+    do {
+      next = sorted.find('\n', next) + 1;
+    } while (next < classes &&
+             (sorted[next] == '\t' || sorted[next] == '#' || sorted[next] == '\n'));
+    blocks.push_back(sorted.substr(start, std::min(next, classes + 1) - start));
+    start = next;
+  }
+  ASSERT_GT(blocks.size(), 100U);
+  const std::string head = sorted.substr(0, sorted.find("\n0000") + 1);
+  const std::string tail = sorted.substr(classes + 1);
+  const std::size_t middle = blocks.size() / 2;
+  const auto vendor_of = [](const std::string& block) {
+    return static_cast<std::uint16_t>(std::stoul(block.substr(0, 4), nullptr, 16));
+  };
+  const std::vector<PciNameQuery> queries = {{vendor_of(blocks[middle]), 0x0000, 0x0200},
+                                             {vendor_of(blocks[3]), 0x0000, 0x0300}};
+
+  auto join = [&](const std::vector<std::string>& parts, const std::string& end) {
+    std::string text = head;
+    for (const std::string& part : parts)
+      text += part;
+    return text + end;
+  };
+  std::vector<std::string> reversed(blocks.rbegin(), blocks.rend());
+  std::vector<std::string> twice = blocks;  // the vendor listed again right after its block
+  twice.insert(twice.begin() + static_cast<std::ptrdiff_t>(middle) + 1,
+               blocks[middle].substr(0, 4) + "  Listed again\n\t0000  Device of the second\n");
+  std::vector<std::string> stray = blocks;  // a class line among the vendors
+  stray.insert(stray.begin() + static_cast<std::ptrdiff_t>(middle) + 1, "C 02  Network\n");
+  std::vector<std::string> crlf = blocks;  // a blank line of a CRLF file after the vendor
+  crlf.insert(crlf.begin() + static_cast<std::ptrdiff_t>(middle) + 1, "\r\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"vendors in decreasing order", join(reversed, tail)},
+      {"a vendor listed twice", join(twice, tail)},
+      {"a class line among the vendors", join(stray, tail)},
+      {"a CRLF blank line among the vendors", join(crlf, tail)},
+  };
+  ASSERT_FALSE(detail::lookup_sorted_pci_names(join(blocks, tail), queries) == std::nullopt)
+      << "the text in its order must be searched";
+  for (const auto& [what, text] : cases) {
+    SCOPED_TRACE(what);
+    const PciNames want = reference_lookup(text, queries);
+    EXPECT_FALSE(want.vendors.empty());
+    const std::optional<PciNames> searched = detail::lookup_sorted_pci_names(text, queries);
+    if (what == "a vendor listed twice" && searched) {
+      // Found at its second listing, where the block after it is in order: the names of the
+      // last listing, as the scan takes them.
+      expect_same(*searched, want, what);
+    } else {
+      EXPECT_EQ(searched, std::nullopt);
+    }
+    // Through the file, as topo dump reads it ($NODETOPO_PCI_IDS).
+    char path[] = "/tmp/nodetopo-pci-ids-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    ::setenv("NODETOPO_PCI_IDS", path, 1);
+    const auto file = PciIdsFile::open_system();
+    ::unsetenv("NODETOPO_PCI_IDS");
+    ::unlink(path);
+    ASSERT_TRUE(file.has_value());
+    expect_same(lookup_pci_names(*file, queries), want, what);
   }
 }
 
@@ -344,8 +565,8 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnTheSystemDatabase) {
 // and blank lines anywhere, duplicated vendors and class sections, garbage, and cut off at a
 // random byte.
 std::string hostile_text(std::mt19937& rng) {
-  static constexpr std::array<const char*, 6> kVendors{"10de", "8086", "15B3",
-                                                       "1af4", "abCD", "0000"};
+  static constexpr std::array<const char*, 7> kVendors{"10de", "8086", "15B3", "1af4",
+                                                       "abCD", "0000", "ffff"};
   static constexpr std::array<const char*, 5> kDevices{"2330", "22a3", "0B5c", "1021", "ffff"};
   static constexpr std::array<const char*, 4> kBases{"02", "03", "0C", "ff"};
   static constexpr std::array<const char*, 4> kSubs{"00", "07", "0a", "80"};
@@ -415,8 +636,8 @@ std::string hostile_text(std::mt19937& rng) {
 }
 
 std::vector<PciNameQuery> hostile_queries(std::mt19937& rng) {
-  static constexpr std::array<std::uint16_t, 7> kVendors{0x10de, 0x8086, 0x15b3, 0x1af4,
-                                                         0xabcd, 0x0000, 0x1234};
+  static constexpr std::array<std::uint16_t, 8> kVendors{0x10de, 0x8086, 0x15b3, 0x1af4,
+                                                         0xabcd, 0x0000, 0xffff, 0x1234};
   static constexpr std::array<std::uint16_t, 6> kDevices{0x2330, 0x22a3, 0x0b5c,
                                                          0x1021, 0xffff, 0x5678};
   static constexpr std::array<std::uint16_t, 7> kClasses{0x0200, 0x0207, 0x0300, 0x030a,
@@ -448,6 +669,15 @@ TEST(PciIds, ScanEqualsTheLineByLineReadingOnHostileTexts) {
     for (PciIdsScan scan : kScans) {
       expect_same(detail::lookup_pci_names(view, queries, scan), want,
                   scan_label(scan) + " on text #" + std::to_string(round));
+    }
+    // The sorted search on text in no order: it may give up, or take another line of a name
+    // listed twice, but reads only the text (the sanitizers' replay and valgrind check that)
+    // and returns only names the text holds.
+    if (const auto sorted = detail::lookup_sorted_pci_names(view, queries)) {
+      for (const auto& [id, vendor] : sorted->vendors)
+        EXPECT_NE(text.find(vendor), std::string::npos) << "text #" << round;
+      for (const auto& [key, device] : sorted->devices)
+        EXPECT_NE(text.find(device), std::string::npos) << "text #" << round;
     }
     if (HasFailure()) {
       ADD_FAILURE() << "first failing text:\n" << text;
