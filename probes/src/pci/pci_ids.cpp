@@ -261,7 +261,10 @@ NODETOPO_AVX2 std::size_t next_mark_avx2(const char* d, std::size_t i, std::size
 // backwards), or `n` if none: the sorted search's way back from a point inside a block to the
 // vendor line above it. 16 bytes a step with SSE2, since a block may be hundreds of kilobytes.
 std::size_t prev_mark_outside(const char* d, std::size_t lo, std::size_t i, std::size_t n) {
-  auto stops = [&](std::size_t k) { return d[k] == '\n' && (k + 1 >= n || d[k + 1] != '\t'); };
+  const FirstDigits unused{};
+  auto stops = [&](std::size_t k) {
+    return d[k] == '\n' && stops_at<Find::kOutside>(d, k, n, unused);
+  };
   std::size_t k = i;  // candidates left: [lo, k)
   if (k > lo && k >= n) {
     --k;
@@ -552,6 +555,7 @@ constexpr detail::PciIdsScan kFastest = detail::PciIdsScan::kAvx2;
 // vendor, comment or blank one before the class section, IDs out of order where the search
 // compares them, a vendor listed again after its block — makes it give up (nullopt): the caller
 // then scans the whole text.
+
 // The first stretch the search reads either side of a probe point (half of pci.ids's blocks are
 // shorter).
 constexpr std::size_t kFirstStretch = 256;
@@ -669,12 +673,11 @@ class SortedSearch {
     return limit;
   }
 
-  // The vendor line nearest a probe point `p`: `before` when it starts at or before `p` with no
-  // vendor line between it and `p`, else it starts after `p` with none between.
+  // The vendor line nearest a probe point, and the stretch read around it, which holds no
+  // vendor line but this one.
   struct Hit {
     std::size_t at = 0;
-    bool before = false;
-    std::size_t read_from = 0;  // [read_from, read_to) holds no vendor line but this one
+    std::size_t read_from = 0;
     std::size_t read_to = 0;
   };
 
@@ -693,7 +696,7 @@ class SortedSearch {
         const std::optional<std::size_t> at = first_vendor(ahead, limit);
         if (!at) break;
         // [p, *at) read ahead, [behind, p] behind (empty while behind is p + 1)
-        if (*at < limit) return Hit{*at, false, std::min(behind, p), *at + 1};
+        if (*at < limit) return Hit{*at, std::min(behind, p), *at + 1};
         ahead = limit;
       }
       if (behind > lo) {
@@ -702,7 +705,7 @@ class SortedSearch {
           const std::optional<std::size_t> line = last_top_line(from, to);
           if (!line) break;
           const Line kind = classify(*line);
-          if (kind == Line::kVendor) return Hit{*line, true, *line, std::max(ahead, p + 1)};
+          if (kind == Line::kVendor) return Hit{*line, *line, std::max(ahead, p + 1)};
           if (kind == Line::kOther) {
             bad = true;
             return std::nullopt;
