@@ -26,9 +26,14 @@ ProbeContext::ProbeContext(const SysRoot& root, const ProbeOptions& options, std
                            DiscoveryCache* cache, std::shared_ptr<SharedReads> shared)
     : root_(root),
       options_(options),
-      logger_(component_logger("probe." + probe_name)),
+      probe_name_(std::move(probe_name)),
       cache_(cache),
       shared_(std::move(shared)) {}
+
+spdlog::logger& ProbeContext::log() const {
+  if (!logger_) logger_ = component_logger("probe." + probe_name_);
+  return *logger_;
+}
 
 SharedReads& ProbeContext::shared_reads() {
   if (!shared_) shared_ = std::make_shared<SharedReads>();
@@ -48,7 +53,7 @@ std::unique_ptr<ProbeContext> ProbeContext::sibling() {
 void ProbeContext::release_log() {
   hold_ = false;
   for (const std::string& line : held_)
-    logger_->warn("{}", line);
+    log().warn("{}", line);
   held_.clear();
 }
 
@@ -80,7 +85,7 @@ void ProbeContext::keep(HeldWarning warning) {
   if (hold_) {
     held_.push_back(std::move(warning.logged));
   } else {
-    logger_->warn("{}", warning.logged);
+    log().warn("{}", warning.logged);
   }
 }
 

@@ -71,8 +71,9 @@ class ProbeContext {
 
   [[nodiscard]] const SysRoot& root() const { return root_; }
   [[nodiscard]] const ProbeOptions& options() const { return options_; }
-  /// The probe's named logger ("probe.pci", ...).
-  [[nodiscard]] spdlog::logger& log() const { return *logger_; }
+  /// The probe's named logger ("probe.pci", ...), made on first use: most runs log nothing
+  /// from most probes, and each logger costs its own copy of the compiled log pattern.
+  [[nodiscard]] spdlog::logger& log() const;
   /// What an agent keeps between discoveries of the same host (discovery_cache.hpp); nullptr for
   /// a one-shot discovery. A probe that uses it must produce what it would without it.
   [[nodiscard]] DiscoveryCache* cache() const { return cache_; }
@@ -114,7 +115,8 @@ class ProbeContext {
  private:
   const SysRoot& root_;
   const ProbeOptions& options_;
-  std::shared_ptr<spdlog::logger> logger_;
+  std::string probe_name_;
+  mutable std::shared_ptr<spdlog::logger> logger_;  // log()
   DiscoveryCache* cache_ = nullptr;
   std::shared_ptr<SharedReads> shared_;
   std::vector<std::string> warnings_;
