@@ -31,6 +31,9 @@ packages=(
   python3-yaml
   # the benchmark counts file-system calls of topo and lstopo with strace
   strace
+  # the release and CI builds link topo with lld in the order callgrind saw a dump run its
+  # functions (cmake/NodetopoTextOrder.cmake)
+  lld valgrind
   # the hostile-root suite runs topo under timeout/prlimit and as nobody with setpriv
   coreutils util-linux
   # the fuzz preset: clang with libFuzzer and the sanitizer runtimes (docs/reliability.md)
