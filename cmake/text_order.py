@@ -32,6 +32,22 @@ FORMATS = ["text", "json"]
 # same for objects ("ob=", and "cob=" or "cfn=" on call lines).
 NAME_LINE = re.compile(r"^(ob|cob|fn|cfn)=\((\d+)\)(?: (.*))?$")
 
+# Functions of which one is chosen at run time by the CPU's features, as parts of their mangled
+# names (the same length, so a name stays well-formed): probes/src/pci/pci_ids.cpp's line
+# finders, AVX2 where the CPU has it, else SSE2.
+VARIANTS = [("14next_mark_avx2", "14next_mark_sse2")]
+
+
+def with_variants(name):
+    """`name`, and the names of its CPU-feature variants (VARIANTS) after it."""
+    names = [name]
+    for group in VARIANTS:
+        for part in group:
+            if part in name:
+                names += [name.replace(part, other) for other in group if other != part]
+                return names
+    return names
+
 
 def executed_functions(profile, binary):
     """Function names with cost in `binary`, in the order callgrind wrote them."""
@@ -62,30 +78,36 @@ def main():
     parser.add_argument("out")
     args = parser.parse_args()
     binary = os.path.realpath(args.topo)
+    # One CPU for this process and every child (see the module's text).
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
     seen, order = set(), []
     with tempfile.TemporaryDirectory(prefix="nodetopo-text-order-") as tmp:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": tmp, "LC_ALL": "C"}
         runs = []
         for host in PROFILES:
             root = os.path.join(tmp, host)
             subprocess.run([binary, "mock", "build", host, root], stdout=subprocess.DEVNULL,
-                           check=True)
+                           env=env, check=True)
             runs += [["dump", "--root", root, "--format", fmt] for fmt in FORMATS]
         for i, run in enumerate(runs):
             profile = os.path.join(tmp, f"callgrind.{i}")
             cmd = [args.valgrind, "--tool=callgrind", "--demangle=no", "--dump-instr=no",
                    "--trace-children=no", f"--callgrind-out-file={profile}", binary, *run]
             done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  text=True, env={**os.environ, "TMPDIR": tmp}, check=False)
+                                  text=True, env=env, check=False)
             if done.returncode != 0:
                 sys.stderr.write(done.stderr)
                 sys.exit(f"text_order.py: `topo {' '.join(run)}` under callgrind exited "
                          f"{done.returncode}")
             for name in executed_functions(profile, binary):
                 # callgrind names code without a symbol by its address: nothing to order
-                if name not in seen and not name.startswith("0x"):
-                    seen.add(name)
-                    order.append(name)
+                if name in seen or name.startswith("0x"):
+                    continue
+                for each in with_variants(name):
+                    if each not in seen:
+                        seen.add(each)
+                        order.append(each)
     if "main" not in seen:
         sys.exit(f"text_order.py: callgrind saw no function of {binary} run (is it stripped?)")
 
