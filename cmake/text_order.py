@@ -13,8 +13,21 @@ linker, the same functions fill a few windows.
 The names are what callgrind saw executing in TOPO itself (not in the shared libraries) while
 it dumps two of its own mock hosts, built first by `topo mock build` (so nothing outside the
 build is needed): a machine without PCI devices and an 8-GPU one, in the text and the JSON
-formats, through --root like a capture. The list is the same for the same build, so the
-ordered executable is reproducible; a name the final link does not find is skipped by lld.
+formats, through --root like a capture. A name the final link does not find is skipped by lld.
+
+The list must be the same on every build machine, or the ordered executable is not
+reproducible (the Debian package is built with it). So what made lists differ is held fixed:
+- one CPU: with two, the probes overlap on a second thread (on the 8-GPU host) and which thread
+  functions ran, and when, depended on timing; pinned, every run takes the same path (what only
+  the overlap runs, a dozen functions, is left unordered);
+- an environment of PATH, TMPDIR and LC_ALL=C only (no NODETOPO_* override of the caller's);
+- the code chosen by the CPU's features (VARIANTS): where the recording saw one variant, every
+  variant is listed beside it, so a build machine with AVX2 and one without give one list;
+- the order: the names each run adds are sorted (callgrind writes them in an order of its own,
+  which differed between this machine and a chroot on the same binary), the runs in the order
+  of PROFILES and FORMATS, so that what the smallest host runs comes first.
+A package built on the host and one built in a fresh chroot (packaging.deb.clean_build) had
+byte-identical lists and byte-identical topo executables.
 """
 
 import argparse
@@ -100,10 +113,13 @@ def main():
                 sys.stderr.write(done.stderr)
                 sys.exit(f"text_order.py: `topo {' '.join(run)}` under callgrind exited "
                          f"{done.returncode}")
-            for name in executed_functions(profile, binary):
-                # callgrind names code without a symbol by its address: nothing to order
-                if name in seen or name.startswith("0x"):
-                    continue
+            # The names new in this run, sorted: the order callgrind writes them in is its
+            # own and differed between a build on this machine and one in a chroot (the same
+            # set); the runs' order is kept, so what the smallest host runs comes first.
+            fresh = sorted({name for name in executed_functions(profile, binary)
+                            # callgrind names code without a symbol by its address
+                            if name not in seen and not name.startswith("0x")})
+            for name in fresh:
                 for each in with_variants(name):
                     if each not in seen:
                         seen.add(each)
