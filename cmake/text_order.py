@@ -47,19 +47,18 @@ NAME_LINE = re.compile(r"^(ob|cob|fn|cfn)=\((\d+)\)(?: (.*))?$")
 
 # Functions of which one is chosen at run time by the CPU's features, as parts of their mangled
 # names (the same length, so a name stays well-formed): probes/src/pci/pci_ids.cpp's line
-# finders, AVX2 where the CPU has it, else SSE2.
+# finders, AVX2 where the CPU has it, else SSE2. build.text_order fails when a name here is no
+# longer one of topo's functions.
 VARIANTS = [("14next_mark_avx2", "14next_mark_sse2")]
 
 
 def with_variants(name):
     """`name`, and the names of its CPU-feature variants (VARIANTS) after it."""
-    names = [name]
     for group in VARIANTS:
         for part in group:
             if part in name:
-                names += [name.replace(part, other) for other in group if other != part]
-                return names
-    return names
+                return [name] + [name.replace(part, other) for other in group if other != part]
+    return [name]
 
 
 def executed_functions(profile, binary):
@@ -113,9 +112,7 @@ def main():
                 sys.stderr.write(done.stderr)
                 sys.exit(f"text_order.py: `topo {' '.join(run)}` under callgrind exited "
                          f"{done.returncode}")
-            # The names new in this run, sorted: the order callgrind writes them in is its
-            # own and differed between a build on this machine and one in a chroot (the same
-            # set); the runs' order is kept, so what the smallest host runs comes first.
+            # The names new in this run, sorted (see the module's text).
             fresh = sorted({name for name in executed_functions(profile, binary)
                             # callgrind names code without a symbol by its address
                             if name not in seen and not name.startswith("0x")})
