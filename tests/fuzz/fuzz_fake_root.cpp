@@ -51,14 +51,26 @@ void plant(const fs::path& root, std::string_view entry) {
   }
 }
 
+// The scratch directory, a plain array so that it still exists when the exit handler runs
+// (static objects' destructors may already have run by then).
+char g_base[4096];
+
+void remove_base() {
+  std::error_code ec;
+  fs::remove_all(g_base, ec);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const fs::path base = [] {
     nodetopo::configure_logging(spdlog::level::off, nodetopo::LogFormat::kText);
-    std::string tmpl = (fs::temp_directory_path() / "nodetopo-fuzz-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    return fs::path(tmpl);
+    const std::string tmpl = (fs::temp_directory_path() / "nodetopo-fuzz-XXXXXX").string();
+    if (tmpl.size() >= sizeof g_base) std::abort();
+    tmpl.copy(g_base, tmpl.size());
+    if (::mkdtemp(g_base) == nullptr) std::abort();
+    std::atexit(remove_base);  // the replay runner and libFuzzer both leave through exit()
+    return fs::path(g_base);
   }();
   const fs::path root = base / "root";
   std::error_code ec;

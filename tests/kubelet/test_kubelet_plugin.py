@@ -150,9 +150,17 @@ class Env:
         return sorted(os.path.join(d, f) for f in os.listdir(d) if not f.startswith("."))
 
     def close(self, ok):
+        # SIGTERM first: the plugin then removes its mock host's temporary root, which a SIGKILL
+        # would leave behind in /tmp.
         for p in self.plugins:
             if p.proc.poll() is None:
+                p.proc.terminate()
+        for p in self.plugins:
+            try:
+                p.proc.wait(5)
+            except subprocess.TimeoutExpired:
                 p.proc.kill()
+                p.proc.wait()
         self.api.stop()
         if ok:
             shutil.rmtree(self.tmp, ignore_errors=True)

@@ -10,6 +10,7 @@ python3-grpc-tools) from kubelet/proto into a temporary directory; nothing gener
 """
 import importlib
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -36,10 +37,16 @@ def generate_stubs():
         open(os.path.join(root, "__init__.py"), "a").close()
     sys.path.insert(0, out)
     stubs = {}
-    for proto in PROTOS:
-        mod = proto[:-len(".proto")].replace("/", ".")
-        stubs[proto] = (importlib.import_module(mod + "_pb2"),
-                        importlib.import_module(mod + "_pb2_grpc"))
+    try:
+        for proto in PROTOS:
+            mod = proto[:-len(".proto")].replace("/", ".")
+            stubs[proto] = (importlib.import_module(mod + "_pb2"),
+                            importlib.import_module(mod + "_pb2_grpc"))
+    finally:
+        # Every module is imported now and lives in sys.modules, so the folder can go at once:
+        # removing it here rather than at exit keeps /tmp clean even when a test kills us.
+        sys.path.remove(out)
+        shutil.rmtree(out, ignore_errors=True)
     return stubs
 
 
