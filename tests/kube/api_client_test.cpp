@@ -14,7 +14,6 @@ namespace {
 
 using kube::ApiClient;
 using kube::ApiRequest;
-using Ms = std::chrono::milliseconds;
 
 kube::ClientOptions fast() {
   kube::ClientOptions o;

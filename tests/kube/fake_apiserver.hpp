@@ -19,6 +19,10 @@
 
 namespace nodetopo::test {
 
+/// Milliseconds, the unit of every timing the kube suites set; one alias for all of them (two
+/// would clash in a unity build, as clang's -Wshadow says).
+using Ms = std::chrono::milliseconds;
+
 struct FakeOptions {
   std::string version = "1.35";
   std::vector<std::string> crds;  ///< "nfd", "nrt"

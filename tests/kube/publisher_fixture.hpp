@@ -17,8 +17,6 @@
 
 namespace nodetopo::test {
 
-using Ms = std::chrono::milliseconds;
-
 inline kube::PublisherConfig fast_config(const kube::ClientConfig& client) {
   kube::PublisherConfig c;
   c.client = client;
