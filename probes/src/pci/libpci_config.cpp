@@ -134,21 +134,57 @@ LibpciConfig::~LibpciConfig() {
 }
 
 LibpciConfig::LibpciConfig(LibpciConfig&& other) noexcept
-    : api_(other.api_), access_(std::exchange(other.access_, nullptr)) {}
+    : api_(other.api_),
+      access_(std::exchange(other.access_, nullptr)),
+      open_error_(std::move(other.open_error_)) {}
 
 LibpciConfig& LibpciConfig::operator=(LibpciConfig&& other) noexcept {
   if (this != &other) {
     if (access_ != nullptr) api_->pci_cleanup(access_);
     api_ = other.api_;
     access_ = std::exchange(other.access_, nullptr);
+    open_error_ = std::move(other.open_error_);
   }
   return *this;
 }
 
+DecodedConfig decode_header(std::span<const std::uint8_t> config) {
+  DecodedConfig out;
+  out.header_type = config[PCI_HEADER_TYPE] & 0x7f;  // bit 7: a multi-function device
+  out.revision = config[PCI_REVISION_ID];
+  if (out.header_type == PCI_HEADER_TYPE_NORMAL) {
+    out.subsystem_vendor_id = word(config, PCI_SUBSYSTEM_VENDOR_ID);
+    out.subsystem_device_id = word(config, PCI_SUBSYSTEM_ID);
+    out.subsystem_known = true;
+  } else if (out.header_type == PCI_HEADER_TYPE_BRIDGE ||
+             out.header_type == PCI_HEADER_TYPE_CARDBUS) {
+    out.secondary_bus = config[PCI_SECONDARY_BUS];
+    out.subordinate_bus = config[PCI_SUBORDINATE_BUS];
+  }
+  // Without the status register's capability-list bit there is no capability at all, so no
+  // PCI Express capability: known from the header alone.
+  if ((word(config, PCI_STATUS) & PCI_STATUS_CAP_LIST) == 0) out.pcie = false;
+  return out;
+}
+
+bool LibpciConfig::ensure_open() {
+  if (access_ != nullptr) return true;
+  if (open_error_) return false;
+  auto opened = open();
+  if (!opened) {
+    open_error_ = opened.error();
+    return false;
+  }
+  api_ = opened->api_;
+  access_ = std::exchange(opened->access_, nullptr);
+  return true;
+}
+
 DecodedConfig LibpciConfig::decode(const PciAddress& address,
                                    std::span<const std::uint8_t> config) {
+  if (config.size() < kPciConfigStandardSize || !ensure_open()) return decode_header(config);
   // On the heap: automatic objects changed between setjmp and longjmp would be indeterminate.
-  const auto result = std::make_unique<DecodedConfig>();
+  const auto result = std::make_unique<DecodedConfig>(decode_header(config));
   DecodedConfig& out = *result;
   MessageScope scope(&out.problems);
   pci_dev* dev = api_->pci_get_dev(access_, static_cast<int>(address.domain), address.bus,
@@ -167,46 +203,30 @@ DecodedConfig LibpciConfig::decode(const PciAddress& address,
     return std::move(out);
   }
 
-  out.header_type = api_->pci_read_byte(dev, PCI_HEADER_TYPE) & 0x7f;
-  out.revision = api_->pci_read_byte(dev, PCI_REVISION_ID);
-  if (out.header_type == PCI_HEADER_TYPE_NORMAL) {
-    out.subsystem_vendor_id = word(config, PCI_SUBSYSTEM_VENDOR_ID);
-    out.subsystem_device_id = word(config, PCI_SUBSYSTEM_ID);
-    out.subsystem_known = true;
-  } else if (out.header_type == PCI_HEADER_TYPE_BRIDGE ||
-             out.header_type == PCI_HEADER_TYPE_CARDBUS) {
-    out.secondary_bus = api_->pci_read_byte(dev, PCI_SECONDARY_BUS);
-    out.subordinate_bus = api_->pci_read_byte(dev, PCI_SUBORDINATE_BUS);
+  api_->pci_fill_info(dev, PCI_FILL_CAPS);
+  out.pcie = false;
+  if (pci_cap* cap = api_->pci_find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
+    out.pcie = true;
+    const int at = static_cast<int>(cap->addr);
+    if (static_cast<std::size_t>(at + PCI_EXP_LNKSTA + 2) > config.size()) out.past_buffer = true;
+    const unsigned flags = api_->pci_read_word(dev, at + PCI_EXP_FLAGS);
+    out.port_type = pcie_port_type_from_field((flags & PCI_EXP_FLAGS_TYPE) >> 4);
+    const u32 lnkcap = api_->pci_read_long(dev, at + PCI_EXP_LNKCAP);
+    const unsigned lnksta = api_->pci_read_word(dev, at + PCI_EXP_LNKSTA);
+    out.link_max = {link_speed_mts(lnkcap & PCI_EXP_LNKCAP_SPEED), (lnkcap >> 4) & 0x3f};
+    out.link_current = {link_speed_mts(lnksta & PCI_EXP_LNKSTA_SPEED), (lnksta >> 4) & 0x3f};
   }
-  // Without the status register's capability-list bit there is no capability at all, so no
-  // PCI Express capability: known from the header alone.
-  if ((word(config, PCI_STATUS) & PCI_STATUS_CAP_LIST) == 0) out.pcie = false;
-  if (config.size() >= kPciConfigStandardSize) {
-    api_->pci_fill_info(dev, PCI_FILL_CAPS);
-    out.pcie = false;
-    if (pci_cap* cap = api_->pci_find_cap(dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL)) {
-      out.pcie = true;
-      const int at = static_cast<int>(cap->addr);
-      if (static_cast<std::size_t>(at + PCI_EXP_LNKSTA + 2) > config.size()) out.past_buffer = true;
-      const unsigned flags = api_->pci_read_word(dev, at + PCI_EXP_FLAGS);
-      out.port_type = pcie_port_type_from_field((flags & PCI_EXP_FLAGS_TYPE) >> 4);
-      const u32 lnkcap = api_->pci_read_long(dev, at + PCI_EXP_LNKCAP);
-      const unsigned lnksta = api_->pci_read_word(dev, at + PCI_EXP_LNKSTA);
-      out.link_max = {link_speed_mts(lnkcap & PCI_EXP_LNKCAP_SPEED), (lnkcap >> 4) & 0x3f};
-      out.link_current = {link_speed_mts(lnksta & PCI_EXP_LNKSTA_SPEED), (lnksta >> 4) & 0x3f};
-    }
-    if (out.header_type != PCI_HEADER_TYPE_NORMAL) {
-      // Bridges carry their subsystem ids in the SSVID capability, where the kernel reads them.
-      if (pci_cap* cap = api_->pci_find_cap(dev, PCI_CAP_ID_SSVID, PCI_CAP_NORMAL)) {
-        if (static_cast<std::size_t>(cap->addr + PCI_SSVID_DEVICE + 2) > config.size()) {
-          out.past_buffer = true;
-        }
-        out.subsystem_vendor_id =
-            api_->pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_VENDOR);
-        out.subsystem_device_id =
-            api_->pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_DEVICE);
-        out.subsystem_known = true;
+  if (out.header_type != PCI_HEADER_TYPE_NORMAL) {
+    // Bridges carry their subsystem ids in the SSVID capability, where the kernel reads them.
+    if (pci_cap* cap = api_->pci_find_cap(dev, PCI_CAP_ID_SSVID, PCI_CAP_NORMAL)) {
+      if (static_cast<std::size_t>(cap->addr + PCI_SSVID_DEVICE + 2) > config.size()) {
+        out.past_buffer = true;
       }
+      out.subsystem_vendor_id =
+          api_->pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_VENDOR);
+      out.subsystem_device_id =
+          api_->pci_read_word(dev, static_cast<int>(cap->addr) + PCI_SSVID_DEVICE);
+      out.subsystem_known = true;
     }
   }
   api_->pci_free_dev(dev);

@@ -2,9 +2,14 @@
 //
 // The probe reads every sysfs file through SysRoot (so nothing leaves a captured root and no file
 // is read twice) and hands the bytes of `config` to libpci as the device's config cache: libpci
-// then decodes the header and walks the capability list without opening any file. Its fatal
-// error handler is replaced by one that records messages instead of exiting the process. libpci
-// itself is opened on the first open() (libpci_library.hpp).
+// then walks the capability list without opening any file. Its fatal error handler is replaced by
+// one that records messages instead of exiting the process.
+//
+// A header alone (the 64 bytes an unprivileged reader gets, what most captures hold) has no
+// capability list to walk: its few fields lie at offsets the PCI specification fixes, and are read
+// here without libpci. The library (libpci_library.hpp) and a handle of it are opened by the first
+// decode that walks capabilities: a dump of such a capture does not load libpci and libz at all
+// (0.15 ms, 6 % of a dump of a small one on this project's VM, docs/performance.md round 21).
 #pragma once
 
 #include <cstdint>
@@ -54,8 +59,10 @@ struct DecodedConfig {
 
 class LibpciConfig {
  public:
-  /// A decoder with its own libpci handle; fails when libpci cannot be loaded (libpci_api()'s
-  /// error), or with libpci's message when pci_init() reports an error.
+  /// A decoder whose libpci handle is opened by the first decode that needs it (open_error()).
+  LibpciConfig() = default;
+  /// A decoder with its libpci handle opened now; fails when libpci cannot be loaded
+  /// (libpci_api()'s error), or with libpci's message when pci_init() reports an error.
   static Result<LibpciConfig> open();
   ~LibpciConfig();
   LibpciConfig(LibpciConfig&& other) noexcept;
@@ -63,16 +70,31 @@ class LibpciConfig {
   LibpciConfig(const LibpciConfig&) = delete;
   LibpciConfig& operator=(const LibpciConfig&) = delete;
 
-  /// Decodes `config` (at least the 64-byte header; the caller checks). Capabilities are walked
-  /// only when the 256-byte standard configuration space is present.
+  /// Decodes `config` (at least the 64-byte header; the caller checks). Capabilities are walked,
+  /// by libpci, only when the 256-byte standard configuration space is present; a shorter buffer
+  /// is decoded without libpci (decode_header()). When libpci is needed and cannot be opened, the
+  /// header's fields are returned and open_error() says why.
   [[nodiscard]] DecodedConfig decode(const PciAddress& address,
                                      std::span<const std::uint8_t> config);
 
+  /// Why libpci could not be opened for a decode that needed it; nullopt while every decode got
+  /// what it needed. The PCI probe fails with it: a function whose capabilities cannot be
+  /// walked is not reported as one without them.
+  [[nodiscard]] const std::optional<Error>& open_error() const { return open_error_; }
+
  private:
   LibpciConfig(const LibpciApi* api, pci_access* access) : api_(api), access_(access) {}
+  // The handle, opened on first use: false (open_error_ set) when it cannot be.
+  bool ensure_open();
   const LibpciApi* api_ = nullptr;  ///< libpci_api()'s, which lives until the process ends
   pci_access* access_ = nullptr;
+  std::optional<Error> open_error_;
 };
+
+/// What the 64-byte header alone says (header type, revision, the type-0 header's subsystem ids,
+/// a bridge's bus numbers, no PCI Express capability when there is no capability list): the
+/// fields libpci reads at the same fixed offsets. `config` holds at least the header.
+[[nodiscard]] DecodedConfig decode_header(std::span<const std::uint8_t> config);
 
 /// Bytes of the standard header: below this, `config` is truncated.
 inline constexpr std::size_t kPciConfigHeaderSize = 64;

@@ -78,6 +78,10 @@ class PciFunctionReader {
   [[nodiscard]] PciFunctionRead read(const PciEntry& entry, const SysDir& dir,
                                      LocalCpusByNode* memo);
 
+  /// Why libpci, opened by the first function whose capabilities had to be walked, could not be
+  /// (LibpciConfig::open_error()): the reads since then lack what the capabilities say.
+  [[nodiscard]] const std::optional<Error>& libpci_error() const { return libpci_.open_error(); }
+
  private:
   std::optional<std::string> optional_attr(const SysDir& dir, std::string_view attr);
   template <class T>

@@ -61,7 +61,7 @@ class PciWalk {
     if (cache_ != nullptr && cache_->valid) {
       if (auto r = reread_physical_functions(entries, reads); !r.ok()) return r;
     }
-    relocate(entries, reads);
+    if (auto r = relocate(entries, reads); !r.ok()) return r;
     if (cache_ != nullptr) remember(entries, reads);
     return {};
   }
@@ -195,7 +195,7 @@ class PciWalk {
 
   // Entries whose joined path did not open as canonical (a symlink or a missing directory on the
   // way, in a damaged capture): resolved in full and read again, or dropped with a warning.
-  void relocate(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
+  Result<void> relocate(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
     std::optional<PciFunctionReader> reader;
     std::vector<PciEntry> kept_entries;
     std::vector<PciFunctionRead> kept_reads;
@@ -212,21 +212,16 @@ class PciWalk {
       }
       auto entry = resolved_entry(entries[i].name, entries[i].address);
       if (!entry) continue;
-      if (!reader) {
-        auto libpci = LibpciConfig::open();
-        if (!libpci) {
-          ctx_.warn(libpci.error());
-          continue;
-        }
-        reader.emplace(root_, std::move(libpci.value()));
-      }
+      if (!reader) reader.emplace(root_, LibpciConfig());
       kept_reads.push_back(reader->read(*entry));
+      if (const auto& error = reader->libpci_error()) return *error;  // as read_all() fails
       kept_entries.push_back(std::move(*entry));
       kept_targets.emplace_back();  // resolved: not cached
     }
     entries = std::move(kept_entries);
     reads = std::move(kept_reads);
     targets_ = std::move(kept_targets);
+    return {};
   }
 
   // Reads the functions `which` (indexes into `entries`), one hierarchy at a time per reader
@@ -243,12 +238,11 @@ class PciWalk {
     const auto threads = static_cast<unsigned>(
         std::min<std::size_t>({std::size_t{hardware}, std::size_t{kMaxReaderThreads}, groups.size(),
                                (which.size() + kFunctionsPerThread - 1) / kFunctionsPerThread}));
+    // Each with a decoder of its own, which opens libpci when a function's capabilities must
+    // be walked (a capture's 64-byte headers never need it).
     std::vector<PciFunctionReader> readers;
-    for (unsigned t = 0; t < std::max(threads, 1U); ++t) {
-      auto libpci = LibpciConfig::open();
-      if (!libpci) return libpci.error();
-      readers.emplace_back(root_, std::move(libpci.value()));
-    }
+    for (unsigned t = 0; t < std::max(threads, 1U); ++t)
+      readers.emplace_back(root_, LibpciConfig());
     detail::for_each_on_threads(
         groups.size(), static_cast<unsigned>(readers.size()), [&](unsigned worker, std::size_t g) {
           PciFunctionReader& reader = readers[worker];
@@ -261,6 +255,9 @@ class PciWalk {
                 dir != nullptr ? reader.read(e, *dir, &local_cpus) : reader.read(e, &local_cpus);
           }
         });
+    for (const PciFunctionReader& reader : readers) {
+      if (const auto& error = reader.libpci_error()) return *error;
+    }
     return {};
   }
 
