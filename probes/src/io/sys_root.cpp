@@ -472,6 +472,22 @@ Result<std::string> SysRoot::read_link(std::string_view rel) const {
 }
 
 bool SysRoot::exists(std::string_view rel) const {
+  // First one kernel-checked open: a plain path without a link on the way is answered by it
+  // (found; or ENOENT/ENOTDIR, missing, since the kernel refuses a link it meets with ELOOP before
+  // it can miss anything beyond). Only a refusal is resolved in full, links followed inside the
+  // root. The question is asked at every start (`--root` asks for nodetopo-mock/), and the full
+  // resolution of a missing path builds the error message resolve() returns.
+  int error = 0;
+  const int fd = open_checked(rel, O_PATH, &error);
+  if (fd >= 0) {
+    ::close(fd);
+    record(rel, false);
+    return true;
+  }
+  if (error == ENOENT || error == ENOTDIR) {
+    record(rel, false);
+    return false;
+  }
   return resolve(rel).ok();
 }
 

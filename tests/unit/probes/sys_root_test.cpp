@@ -279,6 +279,26 @@ TEST_P(SysRootWalkTest, MissingPathsAreNotFoundAndNamed) {
   EXPECT_TRUE(root.exists("sys/bus/pci/devices/0000:00:01.0/vendor"));
 }
 
+// exists() answers a plain path with one kernel-checked open and resolves the rest in full: the
+// two ways agree on every kind of path.
+TEST_P(SysRootWalkTest, ExistsAgreesWithResolveOnPlainPathsAndLinks) {
+  make_symlink("b", dir_.path() / "sys/loop/a");
+  make_symlink("a", dir_.path() / "sys/loop/b");
+  make_symlink("/etc", dir_.path() / "sys/abs");
+  make_symlink("../nowhere", dir_.path() / "sys/dangling");
+  const SysRoot root = open();
+  for (const char* rel :
+       {"sys", "sys/devices/pci0000:00/0000:00:01.0/vendor", "sys/bus/pci/devices/0000:00:01.0",
+        "sys/bus/pci/devices/0000:00:01.0/vendor", "sys/nope", "sys/nope/deeper",
+        "sys/devices/pci0000:00/0000:00:01.0/vendor/deeper", "sys/loop/a", "sys/abs",
+        "sys/dangling", "../outside", "/sys"}) {
+    SCOPED_TRACE(rel);
+    EXPECT_EQ(root.exists(rel), root.resolve(rel).ok());
+  }
+  EXPECT_TRUE(root.exists("sys/bus/pci/devices/0000:00:01.0"));
+  EXPECT_FALSE(root.exists("sys/devices/pci0000:00/0000:00:01.0/vendor/deeper"));
+}
+
 TEST_P(SysRootWalkTest, FileInsteadOfDirectoryIsNotFound) {
   const SysRoot root = open();
   auto resolved = root.resolve("sys/bus/pci/devices/0000:00:01.0/vendor/deeper");
