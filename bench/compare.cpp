@@ -1,7 +1,8 @@
 // nodetopo_bench_compare: times `topo dump --format json` against the real tools on the same host
 // roots — `lstopo-no-graphics --of xml` (HWLOC_FSROOT) and `lspci -vvv` (sysfs.path) — in one
-// process, interleaved run by run (each round in an order rotated by one) so that machine noise
-// and what one tool leaves behind for the next hit all three alike. Reports medians,
+// process, interleaved run by run (in orders that give each tool each of the others as its
+// predecessor equally often) so that machine noise and what one run leaves behind for the next
+// hit all three alike. Reports medians,
 // ratios, peak RSS (wait4's ru_maxrss) and, with --strace, the file-system calls topo makes
 // against the distinct files it reads under the root (and any file it opens twice).
 //
@@ -365,13 +366,15 @@ int main(int argc, char** argv) {
     // One untimed round warms the page cache for all three alike.
     for (const Tool& t : tools)
       run_once(t.argv, t.env);
-    // Round r starts with tool r mod n, so that each tool follows each of the others equally
-    // often: a run right after lspci's (10 ms, the whole pci.ids read) took 0.3-0.4 ms longer on
-    // 2pa-pcidomain32bits, whichever tool it was (docs/performance.md, round 21), and in a fixed
-    // order topo always came right after it.
+    // Rounds alternate between the order topo, lstopo, lspci and topo, lspci, lstopo, so that
+    // (rounds run back to back) each tool follows each of the others equally often: a run right
+    // after lspci's (10 ms, pci.ids read whole) took 0.3-0.4 ms longer on 2pa-pcidomain32bits,
+    // whichever tool it was (docs/performance.md, round 21). In a fixed order topo always came
+    // right after lspci; rotated by one, two rounds in three.
     for (int r = 0; r < runs; ++r) {
       for (std::size_t k = 0; k < tools.size(); ++k) {
-        const Tool& t = tools[(static_cast<std::size_t>(r) + k) % tools.size()];
+        const std::size_t at = k == 0 || r % 2 == 0 ? k : tools.size() - k;
+        const Tool& t = tools[at];
         const RunResult res = run_once(t.argv, t.env);
         if (res.exit_code != 0) ++failures[t.name];
         times[t.name].push_back(res.seconds);
