@@ -106,18 +106,18 @@ TEST(Executables, TopoMapsLibpciOnlyWhenItDecodesConfigSpace) {
   // What the dynamic linker loads while it runs (LD_DEBUG=files: "file=libpci.so.3 [0]; dynamically
   // loaded by ..."): libpci for a root with PCI functions, nothing for one without.
   const std::string loaded = "file=libpci.so.3 [0];  dynamically loaded by";
+  const auto dump_root = [&topo](const fs::path& root) {
+    return run_command({topo.string(), "dump", "--format", "json", "--root", root.string()},
+                       {"LD_DEBUG=files"});
+  };
   TempDir dir;
   write_minimal_cpu(dir.path());
-  const CommandResult bare =
-      run_command({topo.string(), "dump", "--format", "json", "--root", dir.path().string()},
-                  {"LD_DEBUG=files"});
+  const CommandResult bare = dump_root(dir.path());
   EXPECT_EQ(bare.exit_code, 0) << bare.err;
   EXPECT_EQ(bare.err.find("libpci"), std::string::npos) << bare.err;
   TempDir headers;
   write_header_only_pci_root(headers.path());
-  const CommandResult header_only =
-      run_command({topo.string(), "dump", "--format", "json", "--root", headers.path().string()},
-                  {"LD_DEBUG=files"});
+  const CommandResult header_only = dump_root(headers.path());
   EXPECT_EQ(header_only.exit_code, 0) << header_only.err;
   EXPECT_NE(header_only.out.find("\"0000:00:00.0\""), std::string::npos) << header_only.out;
   EXPECT_EQ(header_only.err.find("libpci"), std::string::npos) << header_only.err;
