@@ -2,9 +2,9 @@
 // roots — `lstopo-no-graphics --of xml` (HWLOC_FSROOT) and `lspci -vvv` (sysfs.path) — in one
 // process, interleaved run by run (in orders that give each tool each of the others as its
 // predecessor equally often) so that machine noise and what one run leaves behind for the next
-// hit all three alike. Reports medians,
-// ratios, peak RSS (wait4's ru_maxrss) and, with --strace, the file-system calls topo makes
-// against the distinct files it reads under the root (and any file it opens twice).
+// hit all three alike. Reports medians, ratios, peak RSS (wait4's ru_maxrss) and, with --strace,
+// the file-system calls topo makes against the distinct files it reads under the root (and any
+// file it opens twice).
 //
 //   nodetopo_bench_compare --topo build/release/topo [--runs 21] [--strace] [--json out.json]
 //                          [--check] [--rss-baseline FILE] name=ROOT ...

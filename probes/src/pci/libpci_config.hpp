@@ -9,7 +9,7 @@
 // capability list to walk: its few fields lie at offsets the PCI specification fixes, and are read
 // here without libpci. The library (libpci_library.hpp) and a handle of it are opened by the first
 // decode that walks capabilities: a dump of such a capture does not load libpci and libz at all
-// (0.15 ms, 6 % of a dump of a small one on this project's VM, docs/performance.md round 21).
+// (0.13-0.17 ms of the PCI walk on this project's VM, docs/performance.md round 21).
 #pragma once
 
 #include <cstdint>

@@ -194,7 +194,8 @@ class PciWalk {
   }
 
   // Entries whose joined path did not open as canonical (a symlink or a missing directory on the
-  // way, in a damaged capture): resolved in full and read again, or dropped with a warning.
+  // way, in a damaged capture): resolved in full and read again, or dropped with a warning. A
+  // libpci that cannot be opened for one of them fails the walk, as in read_all().
   Result<void> relocate(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
     std::optional<PciFunctionReader> reader;
     std::vector<PciEntry> kept_entries;
