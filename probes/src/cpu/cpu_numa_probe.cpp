@@ -124,12 +124,14 @@ Result<void> CpuNumaProbe::discover(ProbeContext& ctx, TopologyBuilder& builder)
   for (const hwloc_obj_type_t type : {HWLOC_OBJ_CORE, HWLOC_OBJ_DIE})
     hwloc_topology_set_type_filter(topo.get(), type, HWLOC_TYPE_FILTER_KEEP_NONE);
   // Everything hwloc opens under a root other than "/" is resolved inside it by the kernel; on
-  // every root, the cache and cluster descriptions nothing here uses are not read, and cpuinfo
-  // is cut to what hwloc's parser reads of it (hwloc_guard.hpp).
+  // every root, the cache and cluster descriptions nothing here uses are not read, cpuinfo is
+  // cut to what hwloc's parser reads of it, and a package's mask is read for its first CPU only
+  // (with no cores, dies or clusters kept, hwloc drops the other CPUs' copies; hwloc_guard.hpp).
   std::optional<detail::HwlocGuard> guard;
   guard.emplace(root, detail::HwlocGuard::Mode{.contain = root.path() != "/",
                                                .skip_unused_descriptions = true,
-                                               .shorten_cpuinfo = true});
+                                               .shorten_cpuinfo = true,
+                                               .skip_known_package_siblings = true});
   const int loaded = hwloc_topology_load(topo.get());
   const int load_errno = errno;
   if (guard) {

@@ -105,6 +105,65 @@ bool is_unused_description(std::string_view rel) {
   return false;
 }
 
+constexpr std::string_view kCpuDir = "sys/devices/system/cpu/cpu";
+
+// The N of `sys/devices/system/cpu/cpuN` followed by `rest` (the only CPU directory hwloc 2.9's
+// look_sysfscpu() reads), or nullopt.
+std::optional<std::uint32_t> cpu_followed_by(std::string_view rel,
+                                             std::initializer_list<std::string_view> rests) {
+  if (!rel.starts_with(kCpuDir)) return std::nullopt;
+  rel.remove_prefix(kCpuDir.size());
+  std::uint32_t cpu = 0;
+  std::size_t digits = 0;
+  // Ten digits would pass 2^32: no kernel numbers CPUs that far.
+  while (digits < rel.size() && digits < 9 && rel[digits] >= '0' && rel[digits] <= '9')
+    cpu = cpu * 10 + static_cast<std::uint32_t>(rel[digits++] - '0');
+  if (digits == 0) return std::nullopt;
+  rel.remove_prefix(digits);
+  for (const std::string_view rest : rests) {
+    if (rel == rest) return cpu;
+  }
+  return std::nullopt;
+}
+
+// The CPU whose package mask `rel` is (package_cpus, or core_siblings before Linux 5.x).
+std::optional<std::uint32_t> package_mask_cpu(std::string_view rel) {
+  return cpu_followed_by(rel, {"/topology/package_cpus", "/topology/core_siblings"});
+}
+
+// The CPUs of a mask in the kernel's own form ("000000ff,ffffffff\n": 8-digit hex words,
+// commas, one newline at most), which hwloc's parser (sscanf "%lx" word by word) reads the same
+// way; nullopt for anything else.
+std::optional<CpuSet> kernel_cpumask(std::string_view text) {
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  if ((text.size() + 1) % 9 != 0) return std::nullopt;
+  const std::size_t words = (text.size() + 1) / 9;
+  CpuSet set;
+  for (std::size_t w = 0; w < words; ++w) {
+    const std::string_view word = text.substr(w * 9, 8);
+    if (w + 1 < words && text[w * 9 + 8] != ',') return std::nullopt;
+    std::uint32_t value = 0;
+    for (const char c : word) {
+      std::uint32_t digit = 0;
+      if (c >= '0' && c <= '9') {
+        digit = static_cast<std::uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        digit = static_cast<std::uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        digit = static_cast<std::uint32_t>(c - 'A' + 10);
+      } else {
+        return std::nullopt;
+      }
+      value = value << 4 | digit;
+    }
+    const auto base = static_cast<std::uint32_t>((words - 1 - w) * 32);
+    for (std::uint32_t bit = 0; bit < 32; ++bit) {
+      if (((value >> bit) & 1U) != 0) set.insert(base + bit);
+    }
+  }
+  return set;
+}
+
 }  // namespace
 
 struct HwlocGuard::Access {
@@ -199,6 +258,46 @@ struct HwlocGuard::Access {
     // As glibc's setmntent(): the stream is read by the caller's thread only.
     ::__fsetlocking(stream, FSETLOCKING_BYCALLER);
     return stream;
+  }
+
+  // True (errno ENOENT) when `path` is the package mask of a CPU an earlier mask listed: the
+  // guard answers for hwloc, which would drop that mask unused (see the header).
+  static bool known_sibling(HwlocGuard& guard, const char* path) {
+    if (!guard.mode_.skip_known_package_siblings || guard.known_siblings_.empty()) return false;
+    auto rel = root_relative(guard, path);
+    if (!rel) return false;
+    const auto cpu = package_mask_cpu(*rel);
+    if (!cpu || !guard.known_siblings_.contains(*cpu)) return false;
+    ++guard.skipped_siblings_;
+    errno = ENOENT;
+    return true;
+  }
+
+  // After hwloc opened `path` as `fd`: when it is a package mask in the kernel's form listing its
+  // own CPU, that mask's CPUs are known siblings from now on. Read with pread, so hwloc's own
+  // read still starts at the beginning; errno is left as the open set it.
+  static void note_package_mask(HwlocGuard& guard, const char* path, int fd) {
+    if (!guard.mode_.skip_known_package_siblings) return;
+    auto rel = root_relative(guard, path);
+    if (!rel) return;
+    const auto cpu = package_mask_cpu(*rel);
+    if (!cpu || guard.known_siblings_.contains(*cpu)) return;
+    const int err = errno;
+    // One page holds the mask of 14,000 CPUs; a longer one is left to hwloc alone.
+    std::string text(4096, '\0');
+    const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+    errno = err;
+    if (n <= 0 || static_cast<std::size_t>(n) == text.size()) return;
+    text.resize(static_cast<std::size_t>(n));
+    auto mask = kernel_cpumask(text);
+    if (mask && mask->contains(*cpu)) guard.known_siblings_ |= *mask;
+  }
+
+  // Whether the access() check of `path` with `mode` is hwloc's check of a CPU's topology
+  // directory, of which look_sysfscpu() uses only whether it failed with ENOENT.
+  static bool only_existence_asked(const HwlocGuard& guard, std::string_view rel, int mode) {
+    return guard.mode_.skip_known_package_siblings && mode == X_OK &&
+           cpu_followed_by(rel, {"/topology"}).has_value();
   }
 
   static bool is_cpuinfo(const HwlocGuard& guard, const char* path) {
@@ -546,6 +645,7 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
   if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path)) {
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     if (HwlocGuard::Access::skipped(*guard, path)) return -1;
+    if (HwlocGuard::Access::known_sibling(*guard, path)) return -1;
     const bool online_read_twice = HwlocGuard::Access::is_online_read_twice(*guard, path, flags);
     if (online_read_twice) {
       if (const int kept = HwlocGuard::Access::kept_reading(*guard); kept >= 0) return kept;
@@ -559,6 +659,7 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
     if (fd >= 0 && online_read_twice && !HwlocGuard::Access::kept_online(*guard)) {
       return HwlocGuard::Access::keep_first_reading(*guard, fd);
     }
+    if (fd >= 0) HwlocGuard::Access::note_package_mask(*guard, path, fd);
     return fd;
   }
   return nodetopo::probes::detail::real_openat()(dirfd, path, flags, mode);
@@ -582,6 +683,10 @@ extern "C" int faccessat(int dirfd, const char* path, int mode, int flags) noexc
       return -1;
     }
     int rc = 0;
+    if (HwlocGuard::Access::only_existence_asked(*guard, rel, mode)) {
+      ::close(fd);
+      return 0;
+    }
     if ((mode & (R_OK | X_OK)) != 0) {
       rc = static_cast<int>(::syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH));
       if (rc != 0 && (errno == ENOSYS || errno == EINVAL || errno == EPERM)) {

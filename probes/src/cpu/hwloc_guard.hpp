@@ -50,6 +50,22 @@
 // hwloc that file as an in-memory copy of its first reading: the file is read once, hwloc sees the
 // same text twice. On every other root nothing changes (one reading, of the file itself).
 //
+// hwloc 2.9 reads every CPU's package mask (`cpuN/topology/package_cpus`, or `core_siblings` on
+// kernels before 5.x) and keeps it only for the first CPU it lists; for every other CPU the mask is
+// read, parsed and freed. The kernel writes one mask per package: every CPU of it lists the same
+// set (x86 and arm64 link package siblings both ways, from the same package id). A guard that
+// skips known package siblings reads the mask of a package's first CPU once more (pread, before
+// hwloc reads it: hwloc's own read still starts at offset 0), and answers ENOENT for the package
+// mask of any later CPU it lists, without a system call: hwloc then finds no package for that
+// CPU, which is what it finds from reading the mask (its first CPU is an earlier one). The file
+// must be in the kernel's own form (8-digit hex words, commas) and list the CPU it was read for;
+// anything else is read by hwloc alone and changes nothing. A capture whose package masks
+// contradict each other could get fewer packages than lstopo gives it; no kernel writes one.
+// Only while hwloc keeps no dies and no clusters: it compares those with the package mask.
+// In the same mode, hwloc's access(cpuN/topology, X_OK) check, one per CPU, is answered by the
+// contained O_PATH open alone: look_sysfscpu() leaves a CPU out only when that check fails with
+// ENOENT, which the open tells (224 faccessat2 calls fewer on a DGX H100).
+//
 // On the live root "/" the same file has a second reader: hwloc 2.9 asks the running system's
 // online CPU count (hwloc_gather_system_info() -> hwloc_fallback_nbprocessors() ->
 // sysconf(_SC_NPROCESSORS_ONLN)), and glibc answers by reading /sys/devices/system/cpu/online,
@@ -65,6 +81,7 @@
 #include <vector>
 
 #include <nodetopo/probes/sys_root.hpp>
+#include <nodetopo/topology/cpu_set.hpp>
 
 namespace nodetopo::probes::detail {
 
@@ -82,6 +99,11 @@ class HwlocGuard {
     bool skip_unused_descriptions = false;
     /// Hand hwloc proc/cpuinfo with its lines cut to what hwloc reads of them (see above).
     bool shorten_cpuinfo = false;
+    /// Answer the package mask of a CPU already listed in another CPU's package mask ENOENT,
+    /// and the existence check of a CPU's topology directory by the open alone (see above).
+    /// Only while hwloc keeps no cores, dies or clusters: the probe's filters, and
+    /// skip_unused_descriptions for clusters.
+    bool skip_known_package_siblings = false;
   };
 
   /// The longest line hwloc's cpuinfo parser reads whole (its fgets() buffer holds 128 bytes).
@@ -137,6 +159,8 @@ class HwlocGuard {
   [[nodiscard]] bool kept_online() const { return online_copy_.has_value(); }
   /// Number of opens of cpu/online answered from that copy.
   [[nodiscard]] std::size_t reread_from_copy() const { return reread_from_copy_; }
+  /// Number of package masks answered ENOENT: CPUs already listed in an earlier CPU's mask.
+  [[nodiscard]] std::size_t skipped_siblings() const { return skipped_siblings_; }
 
   // Used by the interposed functions (hwloc_guard.cpp).
   struct Access;
@@ -160,6 +184,10 @@ class HwlocGuard {
   bool online_read_twice_ = false;
   std::optional<std::string> online_copy_;  // what that first reading gave
   std::size_t reread_from_copy_ = 0;
+  // The CPUs listed in the package masks read so far, each mask counted only when it lists the
+  // CPU it was read for (the kernel's always do).
+  CpuSet known_siblings_;
+  std::size_t skipped_siblings_ = 0;
 };
 
 }  // namespace nodetopo::probes::detail

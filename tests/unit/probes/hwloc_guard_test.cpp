@@ -2,7 +2,8 @@
 // ENOENT without a system call when skipping (on "/" too, where nothing is contained), every other
 // path opened as before, and nothing skipped by a guard that was not asked to skip; cpuinfo handed
 // over with its lines shortened, and hwloc's topology the same whether it is or not; cpu/online,
-// which hwloc reads twice when cpu0 has no topology, opened once.
+// which hwloc reads twice when cpu0 has no topology, opened once; the package mask of a CPU an
+// earlier mask listed answered without an open, and hwloc's topology the same.
 #include "cpu/hwloc_guard.hpp"
 
 #include <array>
@@ -498,6 +499,132 @@ TEST(HwlocGuardCpuOnline, CopiedOnTheRootThatContainsNothing) {
   EXPECT_EQ(read_abs(cpu / "online"), "1-3\n");
   EXPECT_EQ(guard.reread_from_copy(), 1U);
   EXPECT_EQ(read_abs(cpu / "possible"), "0-3\n");
+}
+
+// A root of two packages of four CPUs each (cpu0-3, cpu4-7), every CPU's package mask in the
+// kernel's form, and what hwloc's Linux backend needs besides to load it without cores.
+void write_two_packages(const std::filesystem::path& root) {
+  for (unsigned cpu = 0; cpu < 8; ++cpu) {
+    const auto topo = root / ("sys/devices/system/cpu/cpu" + std::to_string(cpu)) / "topology";
+    write_file(topo / "physical_package_id", std::to_string(cpu / 4) + "\n");
+    write_file(topo / "package_cpus", cpu < 4 ? "00000000,0000000f\n" : "00000000,000000f0\n");
+  }
+  write_file(root / "sys/devices/system/cpu/online", "0-7\n");
+  write_file(root / "proc/hwloc-nofile-info", "Architecture: x86_64\n");
+}
+
+std::string package_mask(unsigned cpu) {
+  return "sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/package_cpus";
+}
+
+// The package mask of a CPU that an earlier mask listed is answered ENOENT without being opened;
+// the first CPU of each package reads its file whole, from the start (the guard's own pread
+// leaves hwloc's offset alone). On "/" too, where the guard contains nothing.
+TEST_F(HwlocGuardTest, AnswersTheMaskOfAKnownPackageSiblingWithoutOpeningIt) {
+  write_two_packages(dir_.path());
+  for (const bool contain : {true, false}) {
+    SCOPED_TRACE(contain ? "containing guard" : "the root /");
+    HwlocGuard guard(*root_,
+                     HwlocGuard::Mode{.contain = contain, .skip_known_package_siblings = true});
+    for (unsigned cpu = 0; cpu < 8; ++cpu) {
+      const std::string rel = package_mask(cpu);
+      const std::string abs = (dir_.path() / rel).string();
+      errno = 0;
+      const int fd = contain ? ::openat(root_fd_, rel.c_str(), O_RDONLY | O_CLOEXEC)
+                             : ::openat(-1, abs.c_str(), O_RDONLY | O_CLOEXEC);
+      if (cpu % 4 == 0) {
+        ASSERT_GE(fd, 0) << rel;
+        EXPECT_EQ(read_fd(fd), cpu == 0 ? "00000000,0000000f\n" : "00000000,000000f0\n");
+        ::close(fd);
+      } else {
+        EXPECT_EQ(fd, -1) << rel;
+        EXPECT_EQ(errno, ENOENT) << rel;
+      }
+    }
+    EXPECT_EQ(guard.skipped_siblings(), 6U);
+  }
+  // Not asked to: every mask is opened.
+  HwlocGuard plain(*root_, HwlocGuard::Mode{.contain = true, .skip_unused_descriptions = true});
+  for (unsigned cpu = 0; cpu < 8; ++cpu)
+    EXPECT_EQ(open_errno(root_fd_, package_mask(cpu).c_str()), 0) << cpu;
+  EXPECT_EQ(plain.skipped_siblings(), 0U);
+}
+
+// Only a mask in the kernel's own form (8-digit hex words, commas) that lists the CPU it was read
+// for says who its siblings are; any other is left to hwloc, and the next CPU's mask is opened.
+TEST_F(HwlocGuardTest, TrustsOnlyKernelFormedMasksListingTheirOwnCpu) {
+  write_two_packages(dir_.path());
+  for (const char* first : {"f\n", "0000000e\n", "0000000g\n", "000000000f\n", "0000000f,\n",
+                            ",0000000f\n", "0000000f\n\n", ""}) {
+    SCOPED_TRACE(std::string("cpu0's mask: '") + first + "'");
+    write_file(dir_.path() / package_mask(0), first);
+    HwlocGuard guard(*root_,
+                     HwlocGuard::Mode{.contain = true, .skip_known_package_siblings = true});
+    EXPECT_EQ(open_errno(root_fd_, package_mask(0).c_str()), 0);
+    EXPECT_EQ(open_errno(root_fd_, package_mask(1).c_str()), 0);
+    EXPECT_EQ(guard.skipped_siblings(), 0U);
+  }
+  // Upper-case digits and one word are the kernel's form as well; cpu1 names the package now.
+  write_file(dir_.path() / package_mask(0), "0000000E\n");
+  HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .skip_known_package_siblings = true});
+  EXPECT_EQ(open_errno(root_fd_, package_mask(0).c_str()), 0);  // lists cpu1-3, not cpu0
+  EXPECT_EQ(open_errno(root_fd_, package_mask(1).c_str()), 0);  // lists cpu0-3
+  EXPECT_EQ(open_errno(root_fd_, package_mask(2).c_str()), ENOENT);
+  EXPECT_EQ(open_errno(root_fd_, package_mask(0).c_str()), ENOENT);  // listed by cpu1's mask now
+  EXPECT_EQ(guard.skipped_siblings(), 2U);
+}
+
+// hwloc's access(cpuN/topology, X_OK) is answered by the contained open alone: 0 for a
+// directory that is there, ENOENT for one that is not; other checks are asked of the kernel.
+TEST_F(HwlocGuardTest, AnswersTheCpuTopologyCheckByTheOpen) {
+  write_two_packages(dir_.path());
+  HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .skip_known_package_siblings = true});
+  EXPECT_EQ(::faccessat(root_fd_, "sys/devices/system/cpu/cpu3/topology", X_OK, 0), 0);
+  errno = 0;
+  EXPECT_EQ(::faccessat(root_fd_, "sys/devices/system/cpu/cpu9/topology", X_OK, 0), -1);
+  EXPECT_EQ(errno, ENOENT);
+  EXPECT_EQ(::faccessat(root_fd_, "sys/devices/system/cpu/cpu3/topology/package_cpus", R_OK, 0), 0);
+  errno = 0;
+  EXPECT_EQ(::faccessat(root_fd_, "sys/devices/system/cpu/cpu3/topology/package_cpus", W_OK, 0),
+            -1);
+  EXPECT_EQ(errno, EACCES);  // hwloc never writes
+}
+
+// What skipping rests on: with cores, dies and clusters left out (the probe's filters), hwloc
+// builds the same topology whether it reads every CPU's package mask or the first of each
+// package only, on a root with two packages.
+TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromOneMaskPerPackage) {
+  write_two_packages(dir_.path());
+  ::setenv("HWLOC_FSROOT", dir_.path().c_str(), 1);
+  ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
+  ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+  auto load = [&](bool skip, std::size_t* skipped) {
+    hwloc_topology_t topo = nullptr;
+    EXPECT_EQ(hwloc_topology_init(&topo), 0);
+    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    for (const hwloc_obj_type_t type : {HWLOC_OBJ_CORE, HWLOC_OBJ_DIE})
+      hwloc_topology_set_type_filter(topo, type, HWLOC_TYPE_FILTER_KEEP_NONE);
+    {
+      HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true,
+                                                .skip_unused_descriptions = true,
+                                                .skip_known_package_siblings = skip});
+      EXPECT_EQ(hwloc_topology_load(topo), 0);
+      *skipped = guard.skipped_siblings();
+    }
+    return xml_and_destroy(topo);
+  };
+  std::size_t skipped = 0;
+  const std::string every_mask = load(false, &skipped);
+  EXPECT_EQ(skipped, 0U);
+  const std::string one_per_package = load(true, &skipped);
+  EXPECT_EQ(skipped, 6U);
+  EXPECT_EQ(one_per_package, every_mask);
+  EXPECT_NE(every_mask.find("type=\"Package\" os_index=\"0\""), std::string::npos);
+  EXPECT_NE(every_mask.find("type=\"Package\" os_index=\"1\""), std::string::npos);
+  EXPECT_NE(every_mask.find("type=\"PU\" os_index=\"7\""), std::string::npos);
+  ::unsetenv("HWLOC_FSROOT");
+  ::unsetenv("HWLOC_COMPONENTS");
+  ::unsetenv("HWLOC_PLUGINS_PATH");
 }
 
 }  // namespace
