@@ -69,7 +69,14 @@ struct SysRoot::Cache {
   std::unordered_map<std::string, std::string> resolved;
   // Directories a kernel-checked open proved free of symlinks (true) or not (false).
   std::unordered_map<std::string, bool> canonical_dirs;
-  std::array<std::atomic<std::size_t>, 4> counters{};  // by Counter
+  // The counters, by Counter, in one slot per reader thread (a thread takes slot
+  // thread_slot()): reader threads count every open side by side, and one shared set of
+  // counters bounced its cache line between the CPUs at each of them, along with the flags
+  // below that every open reads. Summed by stats().
+  struct alignas(64) CounterSlot {
+    std::array<std::atomic<std::size_t>, 4> by_counter{};
+  };
+  std::array<CounterSlot, 8> counters{};
   // The read log of record_reads(), under `mutex`; `recording` is read without it.
   std::atomic<bool> recording{false};
   std::set<std::string> read_paths;
@@ -491,8 +498,20 @@ bool SysRoot::exists(std::string_view rel) const {
   return resolve(rel).ok();
 }
 
+namespace {
+
+// The counter slot of the calling thread: threads take the slots in turn as they first count.
+std::size_t thread_slot(std::size_t slots) {
+  static std::atomic<std::size_t> next{0};
+  thread_local const std::size_t slot = next.fetch_add(1, std::memory_order_relaxed);
+  return slot % slots;
+}
+
+}  // namespace
+
 void SysRoot::count(Counter counter) const {
-  cache_->counters[static_cast<std::size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
+  auto& slot = cache_->counters[thread_slot(cache_->counters.size())];
+  slot.by_counter[static_cast<std::size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
 }
 
 Result<SysDir> SysRoot::open_dir(std::string_view rel) const {
@@ -542,9 +561,11 @@ SysRoot::ReadLog SysRoot::read_log() const {
 }
 
 SysRoot::Stats SysRoot::stats() const {
-  const auto& c = cache_->counters;
-  const auto get = [&c](Counter counter) {
-    return c[static_cast<std::size_t>(counter)].load(std::memory_order_relaxed);
+  const auto get = [this](Counter counter) {
+    std::size_t sum = 0;
+    for (const Cache::CounterSlot& slot : cache_->counters)
+      sum += slot.by_counter[static_cast<std::size_t>(counter)].load(std::memory_order_relaxed);
+    return sum;
   };
   return Stats{.opens = get(Counter::kOpens),
                .lstats = get(Counter::kLstats),

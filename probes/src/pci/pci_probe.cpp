@@ -240,13 +240,17 @@ class PciWalk {
         std::min<std::size_t>({std::size_t{hardware}, std::size_t{kMaxReaderThreads}, groups.size(),
                                (which.size() + kFunctionsPerThread - 1) / kFunctionsPerThread}));
     // Each with a decoder of its own, which opens libpci when a function's capabilities must
-    // be walked (a capture's 64-byte headers never need it).
-    std::vector<PciFunctionReader> readers;
+    // be walked (a capture's 64-byte headers never need it). A cache line each: a reader
+    // writes its state at every function, which would bounce the line its neighbour reads.
+    struct alignas(64) OwnLine {
+      PciFunctionReader reader;
+    };
+    std::vector<OwnLine> readers;
     for (unsigned t = 0; t < std::max(threads, 1U); ++t)
-      readers.emplace_back(root_, LibpciConfig());
+      readers.push_back(OwnLine{PciFunctionReader(root_, LibpciConfig())});
     detail::for_each_on_threads(
         groups.size(), static_cast<unsigned>(readers.size()), [&](unsigned worker, std::size_t g) {
-          PciFunctionReader& reader = readers[worker];
+          PciFunctionReader& reader = readers[worker].reader;
           PciDirChain chain(root_);
           PciFunctionReader::LocalCpusByNode local_cpus;
           for (std::size_t i : groups[g]) {
@@ -256,8 +260,8 @@ class PciWalk {
                 dir != nullptr ? reader.read(e, *dir, &local_cpus) : reader.read(e, &local_cpus);
           }
         });
-    for (const PciFunctionReader& reader : readers) {
-      if (const auto& error = reader.libpci_error()) return *error;
+    for (const OwnLine& own : readers) {
+      if (const auto& error = own.reader.libpci_error()) return *error;
     }
     return {};
   }
