@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+
 #include "usable_cpus.hpp"
 
 namespace nodetopo::probes::detail {
@@ -26,6 +28,18 @@ inline unsigned reader_threads(std::size_t items, std::size_t per_thread, unsign
                                 std::size_t{kMaxPoolThreads}, items / per_thread})));
 }
 
+/// Whether the workers a pool starts keep the process's descriptor table or take a copy.
+enum class Descriptors {
+  kShared,
+  /// Each started worker takes a private copy of the table (unshare(CLONE_FILES)) before its
+  /// first visit: its opens and closes then take no lock the other threads take, and the
+  /// kernel counts no reference on a file at each of its calls. Only for visits whose every
+  /// descriptor is opened and closed within the visit (or was open before the pool started):
+  /// a descriptor a started worker leaves open is closed with its table, and its number means
+  /// nothing to the other threads.
+  kPrivatePerWorker,
+};
+
 /// Calls visit(worker, i) once for every i below `count`, on `threads` workers: worker 0 is the
 /// calling thread, the others threads of their own, each taking the next index when it is done
 /// with one. A thread that cannot be started leaves its share to the others. What visit()
@@ -33,10 +47,13 @@ inline unsigned reader_threads(std::size_t items, std::size_t per_thread, unsign
 /// would end the process). visit() must make each index's result depend on that index alone, so
 /// that nothing depends on scheduling.
 template <class Visit>
-void for_each_on_threads(std::size_t count, unsigned threads, Visit&& visit) {
+void for_each_on_threads(std::size_t count, unsigned threads, Visit&& visit,
+                         Descriptors descriptors = Descriptors::kShared) {
   std::atomic<std::size_t> next{0};
   std::vector<std::exception_ptr> failed(std::max(threads, 1U));
   auto work = [&](unsigned worker) {
+    // A worker that cannot take its copy (a seccomp filter) shares the table, as by default.
+    if (worker != 0 && descriptors == Descriptors::kPrivatePerWorker) ::unshare(CLONE_FILES);
     try {
       for (std::size_t i = next++; i < count; i = next++)
         visit(worker, i);

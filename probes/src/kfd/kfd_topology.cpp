@@ -354,7 +354,10 @@ void read_node_trees(const TreeDir& nodes,
       numbered.size(), detail::reader_threads(numbered.size(), kNodesPerThread, kMaxReaderThreads),
       [&](unsigned /*worker*/, std::size_t i) {
         reads[i] = read_node_tree(nodes, numbered[i].first, numbered[i].second);
-      });
+      },
+      // A node's directories and files are closed by the end of its read (`nodes` was opened
+      // before).
+      detail::Descriptors::kPrivatePerWorker);
 }
 
 }  // namespace

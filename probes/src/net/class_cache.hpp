@@ -262,9 +262,11 @@ std::vector<ReadClassEntry<Info>> read_class_entries(ProbeContext& ctx, std::str
   std::vector<std::unique_ptr<ProbeContext>> siblings;
   for (unsigned worker = 1; worker < threads; ++worker)
     siblings.push_back(ctx.sibling());
-  for_each_on_threads(names.size(), threads, [&](unsigned worker, std::size_t i) {
-    visit(worker == 0 ? ctx : *siblings[worker - 1], i);
-  });
+  // Every descriptor of an entry's read is closed by its end (the listing was opened before).
+  for_each_on_threads(
+      names.size(), threads,
+      [&](unsigned worker, std::size_t i) { visit(worker == 0 ? ctx : *siblings[worker - 1], i); },
+      Descriptors::kPrivatePerWorker);
   read_count += read_total;
   reused_count += reused_total;
   return out;

@@ -249,7 +249,8 @@ class PciWalk {
     for (unsigned t = 0; t < std::max(threads, 1U); ++t)
       readers.push_back(OwnLine{PciFunctionReader(root_, LibpciConfig())});
     detail::for_each_on_threads(
-        groups.size(), static_cast<unsigned>(readers.size()), [&](unsigned worker, std::size_t g) {
+        groups.size(), static_cast<unsigned>(readers.size()),
+        [&](unsigned worker, std::size_t g) {
           PciFunctionReader& reader = readers[worker].reader;
           PciDirChain chain(root_);
           PciFunctionReader::LocalCpusByNode local_cpus;
@@ -259,7 +260,10 @@ class PciWalk {
             reads[i] =
                 dir != nullptr ? reader.read(e, *dir, &local_cpus) : reader.read(e, &local_cpus);
           }
-        });
+        },
+        // Every descriptor of a group's read is closed by its end: the chain's directories, the
+        // files read, libpci's (its reads outside the cache fail at a path that does not exist).
+        detail::Descriptors::kPrivatePerWorker);
     for (const OwnLine& own : readers) {
       if (const auto& error = own.reader.libpci_error()) return *error;
     }
