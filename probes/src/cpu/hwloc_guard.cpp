@@ -137,31 +137,14 @@ std::optional<std::uint32_t> package_mask_cpu(std::string_view rel) {
 std::optional<CpuSet> kernel_cpumask(std::string_view text) {
   if (text.ends_with('\n')) text.remove_suffix(1);
   if ((text.size() + 1) % 9 != 0) return std::nullopt;
-  const std::size_t words = (text.size() + 1) / 9;
-  CpuSet set;
-  for (std::size_t w = 0; w < words; ++w) {
-    const std::string_view word = text.substr(w * 9, 8);
-    if (w + 1 < words && text[w * 9 + 8] != ',') return std::nullopt;
-    std::uint32_t value = 0;
-    for (const char c : word) {
-      std::uint32_t digit = 0;
-      if (c >= '0' && c <= '9') {
-        digit = static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        digit = static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        digit = static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
-        return std::nullopt;
-      }
-      value = value << 4 | digit;
-    }
-    const auto base = static_cast<std::uint32_t>((words - 1 - w) * 32);
-    for (std::uint32_t bit = 0; bit < 32; ++bit) {
-      if (((value >> bit) & 1U) != 0) set.insert(base + bit);
-    }
+  for (std::size_t comma = 8; comma < text.size(); comma += 9) {
+    if (text[comma] != ',') return std::nullopt;
   }
-  return set;
+  // Words of 8 characters between the commas: parse_cpumask() takes each as hex digits or
+  // refuses the mask.
+  auto mask = parse_cpumask(text);
+  if (!mask) return std::nullopt;
+  return std::move(mask.value());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,25 @@ int open_errno(int dirfd, const char* rel) {
   }
   return errno;
 }
+
+// The environment hwloc's Linux backend loads a root under (the probe writes the same one, see
+// cpu_numa_probe.cpp's hwloc_environment()), set for a scope: `root` as HWLOC_FSROOT unless it
+// is the machine's own.
+class HwlocEnvironment {
+ public:
+  explicit HwlocEnvironment(const std::filesystem::path& root = "/") {
+    if (root != "/") ::setenv("HWLOC_FSROOT", root.c_str(), 1);
+    ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
+    ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+  }
+  ~HwlocEnvironment() {
+    ::unsetenv("HWLOC_FSROOT");
+    ::unsetenv("HWLOC_COMPONENTS");
+    ::unsetenv("HWLOC_PLUGINS_PATH");
+  }
+  HwlocEnvironment(const HwlocEnvironment&) = delete;
+  HwlocEnvironment& operator=(const HwlocEnvironment&) = delete;
+};
 
 class HwlocGuardTest : public ::testing::Test {
  protected:
@@ -308,6 +328,26 @@ std::string xml_and_destroy(hwloc_topology_t topo) {
   return xml;
 }
 
+// hwloc's XML of the environment's root, loaded under a guard of `mode` over `root`, with caches,
+// cores and dies left out as the probe leaves them when `as_the_probe`; `seen` is handed the
+// guard before it ends, to read its counters.
+std::string load_guarded(const SysRoot& root, const HwlocGuard::Mode& mode, bool as_the_probe,
+                         const std::function<void(const HwlocGuard&)>& seen) {
+  hwloc_topology_t topo = nullptr;
+  EXPECT_EQ(hwloc_topology_init(&topo), 0);
+  if (as_the_probe) {
+    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    for (const hwloc_obj_type_t type : {HWLOC_OBJ_CORE, HWLOC_OBJ_DIE})
+      hwloc_topology_set_type_filter(topo, type, HWLOC_TYPE_FILTER_KEEP_NONE);
+  }
+  {
+    HwlocGuard guard(root, mode);
+    EXPECT_EQ(hwloc_topology_load(topo), 0);
+    seen(guard);
+  }
+  return xml_and_destroy(topo);
+}
+
 // What the shortening rests on: hwloc builds the same topology from the shortened copy as from
 // the file (its parser reads no more of a line than the copy keeps). Should a later hwloc read
 // longer lines, the long model name below would differ and this test fail.
@@ -325,18 +365,10 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
   write_file(dir_.path() / "sys/devices/system/cpu/online", "0-3\n");
   // An x86 root, so that hwloc's x86 cpuinfo parser (vendor, family, model, stepping) runs.
   write_file(dir_.path() / "proc/hwloc-nofile-info", "Architecture: x86_64\n");
-  ::setenv("HWLOC_FSROOT", dir_.path().c_str(), 1);
-  ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
-  ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+  const HwlocEnvironment environment(dir_.path());
   auto load = [&](bool shorten, std::size_t* shortened) {
-    hwloc_topology_t topo = nullptr;
-    EXPECT_EQ(hwloc_topology_init(&topo), 0);
-    {
-      HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true, .shorten_cpuinfo = shorten});
-      EXPECT_EQ(hwloc_topology_load(topo), 0);
-      *shortened = guard.shortened_cpuinfo();
-    }
-    return xml_and_destroy(topo);
+    return load_guarded(*root_, HwlocGuard::Mode{.contain = true, .shorten_cpuinfo = shorten},
+                        false, [&](const HwlocGuard& g) { *shortened = g.shortened_cpuinfo(); });
   };
   std::size_t shortened = 0;
   const std::string as_file = load(false, &shortened);
@@ -350,9 +382,6 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromShortenedCpuinfo) {
   // ... and the lines after those the copy leaves out.
   EXPECT_NE(as_file.find("name=\"CPUStepping\" value=\"8\""), std::string::npos);
   EXPECT_NE(as_file.find("name=\"CPUVendor\" value=\"GenuineIntel\""), std::string::npos);
-  ::unsetenv("HWLOC_FSROOT");
-  ::unsetenv("HWLOC_COMPONENTS");
-  ::unsetenv("HWLOC_PLUGINS_PATH");
 }
 
 // The opens inotify reported on `watch` (a watch of IN_OPEN | IN_CLOSE), which is closed.
@@ -426,9 +455,7 @@ TEST(HwlocGuardCpuOnline, ReadOnceWhenHwlocFallsBackFromCpu0) {
     write_file(dir.path() / "proc/hwloc-nofile-info", "Architecture: x86_64\n");
     auto opened = SysRoot::open(dir.path(), SysRoot::Liveness::kCapture);
     ASSERT_TRUE(opened.ok());
-    ::setenv("HWLOC_FSROOT", dir.path().c_str(), 1);
-    ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
-    ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+    const HwlocEnvironment environment(dir.path());
     const WatchedLoad by_itself = load_watching(online, opened.value(), std::nullopt);
     const WatchedLoad guarded = load_watching(online, opened.value(), HwlocGuard::Mode{});
     EXPECT_EQ(by_itself.opens, cpu0_described ? 1U : 2U);  // what the guard is for
@@ -439,9 +466,6 @@ TEST(HwlocGuardCpuOnline, ReadOnceWhenHwlocFallsBackFromCpu0) {
     // hwloc did read the CPUs online, and found the topology of cpu3.
     EXPECT_NE(guarded.xml.find("type=\"PU\" os_index=\"3\""), std::string::npos);
     EXPECT_EQ(guarded.xml.find("type=\"PU\" os_index=\"0\"") != std::string::npos, cpu0_described);
-    ::unsetenv("HWLOC_FSROOT");
-    ::unsetenv("HWLOC_COMPONENTS");
-    ::unsetenv("HWLOC_PLUGINS_PATH");
   }
 }
 
@@ -454,8 +478,7 @@ TEST(HwlocGuardCpuOnline, ReadOnceOnTheLiveRoot) {
   if (!std::filesystem::exists(online)) GTEST_SKIP() << "this machine has no " << online;
   auto opened = SysRoot::open("/");
   ASSERT_TRUE(opened.ok());
-  ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
-  ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+  const HwlocEnvironment environment;
   const WatchedLoad by_itself = load_watching(online, opened.value(), std::nullopt);
   const WatchedLoad guarded =
       load_watching(online, opened.value(), HwlocGuard::Mode{.contain = false});
@@ -465,8 +488,6 @@ TEST(HwlocGuardCpuOnline, ReadOnceOnTheLiveRoot) {
   EXPECT_EQ(guarded.xml, by_itself.xml);
   // Without a guard on the calling thread, libc answers.
   EXPECT_EQ(::sysconf(_SC_NPROCESSORS_ONLN), ::get_nprocs());
-  ::unsetenv("HWLOC_COMPONENTS");
-  ::unsetenv("HWLOC_PLUGINS_PATH");
 }
 
 // The same on the real root "/", where the guard contains nothing and hwloc names absolute
@@ -595,23 +616,13 @@ TEST_F(HwlocGuardTest, AnswersTheCpuTopologyCheckByTheOpen) {
 // package only, on a root with two packages.
 TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromOneMaskPerPackage) {
   write_two_packages(dir_.path());
-  ::setenv("HWLOC_FSROOT", dir_.path().c_str(), 1);
-  ::setenv("HWLOC_COMPONENTS", "linux,stop", 1);
-  ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/nodetopo-no-hwloc-plugins", 1);
+  const HwlocEnvironment environment(dir_.path());
   auto load = [&](bool skip, std::size_t* skipped) {
-    hwloc_topology_t topo = nullptr;
-    EXPECT_EQ(hwloc_topology_init(&topo), 0);
-    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    for (const hwloc_obj_type_t type : {HWLOC_OBJ_CORE, HWLOC_OBJ_DIE})
-      hwloc_topology_set_type_filter(topo, type, HWLOC_TYPE_FILTER_KEEP_NONE);
-    {
-      HwlocGuard guard(*root_, HwlocGuard::Mode{.contain = true,
-                                                .skip_unused_descriptions = true,
-                                                .skip_known_package_siblings = skip});
-      EXPECT_EQ(hwloc_topology_load(topo), 0);
-      *skipped = guard.skipped_siblings();
-    }
-    return xml_and_destroy(topo);
+    return load_guarded(
+        *root_,
+        HwlocGuard::Mode{
+            .contain = true, .skip_unused_descriptions = true, .skip_known_package_siblings = skip},
+        true, [&](const HwlocGuard& g) { *skipped = g.skipped_siblings(); });
   };
   std::size_t skipped = 0;
   const std::string every_mask = load(false, &skipped);
@@ -622,9 +633,6 @@ TEST_F(HwlocGuardTest, HwlocLoadsTheSameTopologyFromOneMaskPerPackage) {
   EXPECT_NE(every_mask.find("type=\"Package\" os_index=\"0\""), std::string::npos);
   EXPECT_NE(every_mask.find("type=\"Package\" os_index=\"1\""), std::string::npos);
   EXPECT_NE(every_mask.find("type=\"PU\" os_index=\"7\""), std::string::npos);
-  ::unsetenv("HWLOC_FSROOT");
-  ::unsetenv("HWLOC_COMPONENTS");
-  ::unsetenv("HWLOC_PLUGINS_PATH");
 }
 
 }  // namespace
