@@ -243,27 +243,27 @@ struct HwlocGuard::Access {
     return stream;
   }
 
-  // True (errno ENOENT) when `path` is the package mask of a CPU an earlier mask listed: the
-  // guard answers for hwloc, which would drop that mask unused (see the header).
-  static bool known_sibling(HwlocGuard& guard, const char* path) {
-    if (!guard.mode_.skip_known_package_siblings || guard.known_siblings_.empty()) return false;
+  // The CPU whose package mask `path` is, when the guard skips known package siblings: asked once
+  // per open, for known_sibling() before it and note_package_mask() after.
+  static std::optional<std::uint32_t> package_mask_of(const HwlocGuard& guard, const char* path) {
+    if (!guard.mode_.skip_known_package_siblings) return std::nullopt;
     auto rel = root_relative(guard, path);
-    if (!rel) return false;
-    const auto cpu = package_mask_cpu(*rel);
+    return rel ? package_mask_cpu(*rel) : std::nullopt;
+  }
+
+  // True (errno ENOENT) when `cpu`'s package mask is one an earlier mask listed it in: the guard
+  // answers for hwloc, which would drop that mask unused (see the header).
+  static bool known_sibling(HwlocGuard& guard, std::optional<std::uint32_t> cpu) {
     if (!cpu || !guard.known_siblings_.contains(*cpu)) return false;
     ++guard.skipped_siblings_;
     errno = ENOENT;
     return true;
   }
 
-  // After hwloc opened `path` as `fd`: when it is a package mask in the kernel's form listing its
-  // own CPU, that mask's CPUs are known siblings from now on. Read with pread, so hwloc's own
-  // read still starts at the beginning; errno is left as the open set it.
-  static void note_package_mask(HwlocGuard& guard, const char* path, int fd) {
-    if (!guard.mode_.skip_known_package_siblings) return;
-    auto rel = root_relative(guard, path);
-    if (!rel) return;
-    const auto cpu = package_mask_cpu(*rel);
+  // After hwloc opened `cpu`'s package mask as `fd`: when it is in the kernel's form and lists
+  // `cpu`, its CPUs are known siblings from now on. Read with pread, so hwloc's own read still
+  // starts at the beginning; errno is left as the open set it.
+  static void note_package_mask(HwlocGuard& guard, std::optional<std::uint32_t> cpu, int fd) {
     if (!cpu || guard.known_siblings_.contains(*cpu)) return;
     const int err = errno;
     // One page holds the mask of 14,000 CPUs; a longer one is left to hwloc alone.
@@ -628,7 +628,8 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
   if (HwlocGuard* guard = HwlocGuard::Access::guarding(dirfd, path)) {
     const std::string_view rel = nodetopo::probes::detail::relative(path);
     if (HwlocGuard::Access::skipped(*guard, path)) return -1;
-    if (HwlocGuard::Access::known_sibling(*guard, path)) return -1;
+    const auto mask_cpu = HwlocGuard::Access::package_mask_of(*guard, path);
+    if (HwlocGuard::Access::known_sibling(*guard, mask_cpu)) return -1;
     const bool online_read_twice = HwlocGuard::Access::is_online_read_twice(*guard, path, flags);
     if (online_read_twice) {
       if (const int kept = HwlocGuard::Access::kept_reading(*guard); kept >= 0) return kept;
@@ -642,7 +643,7 @@ extern "C" int openat(int dirfd, const char* path, int flags, ...) {
     if (fd >= 0 && online_read_twice && !HwlocGuard::Access::kept_online(*guard)) {
       return HwlocGuard::Access::keep_first_reading(*guard, fd);
     }
-    if (fd >= 0) HwlocGuard::Access::note_package_mask(*guard, path, fd);
+    if (fd >= 0) HwlocGuard::Access::note_package_mask(*guard, mask_cpu, fd);
     return fd;
   }
   return nodetopo::probes::detail::real_openat()(dirfd, path, flags, mode);

@@ -101,8 +101,8 @@ class HwlocGuard {
     bool shorten_cpuinfo = false;
     /// Answer the package mask of a CPU already listed in another CPU's package mask ENOENT,
     /// and the existence check of a CPU's topology directory by the open alone (see above).
-    /// Only while hwloc keeps no cores, dies or clusters: the probe's filters, and
-    /// skip_unused_descriptions for clusters.
+    /// Only while hwloc keeps no dies or clusters (it compares those with the package mask):
+    /// the probe's filters, and skip_unused_descriptions for clusters.
     bool skip_known_package_siblings = false;
   };
 
