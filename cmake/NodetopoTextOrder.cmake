@@ -45,8 +45,13 @@ function(nodetopo_order_text target twin)
     VERBATIM)
   add_custom_target(${target}-text-order DEPENDS "${order}")
   add_dependencies(${target} ${target}-text-order)
+  # --no-mmap-output-file: lld otherwise writes the executable through a shared mapping, which
+  # leaves it in the page cache as 4 KiB pages; written with write(), as a package manager or an
+  # image layer writes it, it lies in large folios. Until the cache drops it, each run of the
+  # freshly linked topo then paid more per page fault: about 2 % of the dump of a small capture
+  # (docs/performance.md, round 23), charged to the build, not to the code.
   target_link_options(${target} PRIVATE -fuse-ld=lld "LINKER:--symbol-ordering-file=${order}"
-                      "LINKER:--no-warn-symbol-ordering")
+                      "LINKER:--no-warn-symbol-ordering" "LINKER:--no-mmap-output-file")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${order}")
   set_property(TARGET ${target} PROPERTY NODETOPO_TEXT_ORDER "${order}")
 endfunction()
