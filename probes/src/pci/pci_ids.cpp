@@ -548,13 +548,17 @@ constexpr detail::PciIdsScan kFastest = detail::PciIdsScan::kAvx2;
 // TAB lines between are crossed 128 or 16 bytes a step), whose ID halves the range; what was read
 // around it is left out of the next range, and the vendor lines found by one vendor's search
 // narrow the next one's. A point in a small block costs a few hundred bytes; one in a large
-// block (Intel's is 370 KB) about twice the way to its nearer end. Then the vendor's block is
-// read as the scan reads it (bench/micro: 111 against 179 µs for a small Intel node's names,
-// with the file mapped afresh each time as topo dump maps it). The class section is found
-// from the end, backwards. A line the layout does not allow — a top-level line other than a
-// vendor, comment or blank one before the class section, IDs out of order where the search
-// compares them, a vendor listed again after its block — makes it give up (nullopt): the caller
-// then scans the whole text.
+// block (Intel's is 370 KB) about twice the way to its nearer end. Then the line finder
+// crosses the vendor's block to its end without stopping at its devices, and each device asked
+// for is found by a binary search of the same kind among the block's device lines, which
+// pci.ids also keeps in increasing order of ID (bench/micro, with the file mapped afresh each
+// time as topo dump maps it: 233 against 202 µs for a small Intel node's names, 331 against
+// 259 µs for an Intel server's, docs/performance.md round 23). Where two device lines it compares
+// are out of order, or one has no ID, that block alone is read as the scan reads it. The class
+// section is found from the end, backwards. A line the layout does not allow — a top-level line
+// other than a vendor, comment or blank one before the class section, vendor IDs out of order
+// where the search compares them, a vendor listed again after its block — makes it give up
+// (nullopt): the caller then scans the whole text.
 
 // The first stretch the search reads either side of a probe point (half of pci.ids's blocks are
 // shorter).
@@ -578,22 +582,47 @@ class SortedSearch {
     std::sort(vendors.begin(), vendors.end());
     vendors.erase(std::unique(vendors.begin(), vendors.end()), vendors.end());
 
+    std::vector<std::uint32_t> device_keys;  // vendor << 16 | device, sorted
+    device_keys.reserve(queries.size());
+    for (const PciNameQuery& q : queries)
+      device_keys.push_back(std::uint32_t{q.vendor_id} << 16 | q.device_id);
+    std::sort(device_keys.begin(), device_keys.end());
+    device_keys.erase(std::unique(device_keys.begin(), device_keys.end()), device_keys.end());
+
     PciNames names;
     for (std::uint16_t vendor : vendors) {
       const auto at = find_vendor(vendor);
       if (!at) return std::nullopt;
       if (*at == vendors_end_) continue;  // not listed
-      std::size_t length = 0;
-      PciNames block = scan_names(
-          text_.substr(*at), queries, kFastest, [](std::size_t) {}, &length);
+      const std::size_t next = block_end(*at);
       // The line that ended the block must be a later vendor (or the class section).
-      if (const std::size_t next = *at + length; next < vendors_end_) {
+      if (next < vendors_end_) {
         const Line line = classify(next);
         if (line != Line::kVendor || id_at(next) <= vendor) return std::nullopt;
         landmarks_.emplace(id_at(next), next);
       }
-      names.vendors.merge(block.vendors);
-      names.devices.merge(block.devices);
+      const std::string_view vendor_line = line_at(*at);
+      names.vendors[vendor] = name_after(vendor_line, 4);
+      const std::size_t first = std::min(*at + vendor_line.size() + 1, next);
+      const auto lo =
+          std::lower_bound(device_keys.begin(), device_keys.end(), std::uint32_t{vendor} << 16);
+      const auto hi =
+          std::upper_bound(lo, device_keys.end(), std::uint32_t{vendor} << 16 | 0xffffU);
+      for (auto key = lo; key != hi; ++key) {
+        const auto device = static_cast<std::uint16_t>(*key);
+        const std::optional<std::optional<std::size_t>> line = find_device(first, next, device);
+        if (!line) {
+          // Out of order where the search compared: the block is read line by line, and its
+          // names replace those the search found in it (the scan takes a name's last listing).
+          std::erase_if(names.devices,
+                        [vendor](const auto& entry) { return entry.first.first == vendor; });
+          PciNames block =
+              scan_names(text_.substr(*at, next - *at), queries, kFastest, [](std::size_t) {});
+          names.devices.merge(block.devices);
+          break;
+        }
+        if (*line) names.devices[{vendor, device}] = name_after(line_at(**line).substr(1), 4);
+      }
     }
     if (classes < n_) {
       PciNames block = scan_names(text_.substr(classes), queries, kFastest, [](std::size_t) {});
@@ -614,6 +643,95 @@ class SortedSearch {
   }
 
   [[nodiscard]] std::uint16_t id_at(std::size_t s) const { return *hex_at(d_ + s, n_ - s, 4); }
+
+  // The line starting at `s`, without its newline.
+  [[nodiscard]] std::string_view line_at(std::size_t s) const {
+    const void* nl = std::memchr(d_ + s, '\n', n_ - s);
+    const std::size_t end =
+        nl != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nl) - d_) : n_;
+    return text_.substr(s, end - s);
+  }
+
+  // Where the block of the vendor line at `at` ends, as the scan ends it: at the next line that
+  // is neither under it (a TAB line), a comment nor blank; the text's size if none. The line
+  // finder crosses the block 128 bytes a step without stopping at its devices.
+  [[nodiscard]] std::size_t block_end(std::size_t at) const {
+    const FirstDigits unused{};
+    for (std::size_t s = at;;) {
+      const std::size_t mark = next_top_(d_, s, n_, unused);
+      if (mark + 1 >= n_) return n_;
+      s = mark + 1;
+      if (d_[s] != '\n' && d_[s] != '#') return s;
+    }
+  }
+
+  // A device line of a block: one TAB, then (for a valid one) four hex digits, read as the scan
+  // reads them.
+  struct DeviceLine {
+    std::size_t at = 0;    // its start
+    std::size_t next = 0;  // the start of the line after it
+    int id = -1;           // -1: the line does not start with four hex digits
+  };
+
+  // The first device line starting in [p, to), nullopt if none; `to` is a line start.
+  [[nodiscard]] std::optional<DeviceLine> device_from(std::size_t p, std::size_t to) const {
+    std::size_t s = p;
+    if (s != 0 && s < to && d_[s - 1] != '\n') {
+      const void* nl = std::memchr(d_ + s, '\n', to - s);
+      if (nl == nullptr) return std::nullopt;
+      s = static_cast<std::size_t>(static_cast<const char*>(nl) - d_) + 1;
+    }
+    while (s < to) {
+      const std::size_t end = std::min(n_, s + line_at(s).size() + 1);
+      if (d_[s] == '\t' && s + 1 < n_ && d_[s + 1] != '\t' && d_[s + 1] != '\n') {
+        const auto id = hex_at(d_ + s + 1, n_ - s - 1, 4);
+        return DeviceLine{s, end, id ? int{*id} : -1};
+      }
+      s = end;
+    }
+    return std::nullopt;
+  }
+
+  // The line the scan takes `device`'s name from in the block whose device lines lie in
+  // [first, end) (the last of its listings), nullopt inside when it is not listed. A binary
+  // search over byte offsets, through the device line at or after each probe point, since
+  // pci.ids lists a vendor's devices in increasing order of ID: about twenty reads of a line
+  // or three instead of the whole block (Intel's is 370 KB). nullopt when the lines it compares
+  // are not in that order, or one of them has no ID: the caller then scans the block.
+  [[nodiscard]] std::optional<std::optional<std::size_t>> find_device(std::size_t first,
+                                                                      std::size_t end,
+                                                                      std::uint16_t device) const {
+    std::size_t lo = first;               // the device lines before lo have lower IDs ...
+    std::size_t hi = end;                 // ... those from hi on have IDs not lower
+    int below = -1;                       // the ID of a device line before lo
+    int above = 0x10000;                  // ... and of one from hi on
+    std::optional<DeviceLine> candidate;  // the first device line found with an ID not lower
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const std::optional<DeviceLine> line = device_from(mid, hi);
+      if (!line) {
+        hi = mid;
+        continue;
+      }
+      if (line->id < 0 || line->id < below || line->id > above) return std::nullopt;
+      if (line->id < device) {
+        below = line->id;
+        lo = line->next;
+      } else {
+        above = line->id;
+        candidate = line;
+        hi = mid;  // no device line starts in [mid, line->at)
+      }
+    }
+    if (!candidate || candidate->id != device) return std::optional<std::size_t>();
+    // A device listed twice lies twice in a row; the scan takes the last listing.
+    for (;;) {
+      const std::optional<DeviceLine> after = device_from(candidate->next, end);
+      if (!after || after->id != device) break;
+      candidate = after;
+    }
+    return std::optional<std::size_t>(candidate->at);
+  }
 
   // The offset of the first "C " line of the class section at the text's end (the text's size
   // when it has none): the top-level lines read backwards (prev_mark_outside() crosses the lines

@@ -11,6 +11,7 @@ extern "C" {
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -481,6 +482,106 @@ TEST(PciIds, SortedSearchGivesUpAtAVendorListedAgainAfterItsBlock) {
       detail::lookup_sorted_pci_names(head + first + tail, queries);
   ASSERT_TRUE(names.has_value());
   EXPECT_EQ(names->vendor(0x0002), "B");
+}
+
+// One vendor with a block of `count` devices (IDs 0x0010 apart, subsystems under some), padded
+// with small vendors before and after to more than kSortedSearchFrom; `edit` may change the
+// block's device lines before they are joined. The binary search among a vendor's devices
+// reads a few lines around some twenty points of such a block.
+std::string hex_id(unsigned id) {
+  std::array<char, 8> buf{};
+  std::snprintf(buf.data(), buf.size(), "%04x", id);
+  return std::string(buf.data());
+}
+
+std::string text_with_large_block(std::size_t count,
+                                  const std::function<void(std::vector<std::string>&)>& edit) {
+  std::string text = "# pci.ids\n";
+  for (unsigned v = 0x1000; v < 0x1800; ++v)
+    text += hex_id(v) + "  Small vendor\n\t0001  Its device\n";
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto id = static_cast<unsigned>(0x10 * (i + 1));
+    lines.push_back("\t" + hex_id(id) + "  Device " + std::to_string(id) + "\n");
+    if (i % 3 == 0) lines.back() += "\t\t1028 " + hex_id(id) + "  Subsystem\n";
+  }
+  edit(lines);
+  text += "8086  Large vendor\n";
+  for (const std::string& line : lines)
+    text += line;
+  for (unsigned v = 0x8087; v < 0x8800; ++v)
+    text += hex_id(v) + "  Small vendor\n\t0001  Its device\n";
+  text += "C 02  Network controller\n\t00  Ethernet controller\n";
+  return text;
+}
+
+// Devices at the block's start, middle and end, next to listed ones, below and above them all.
+std::vector<PciNameQuery> large_block_queries() {
+  std::vector<PciNameQuery> queries;
+  for (unsigned id : {0x0000U, 0x0010U, 0x0011U, 0x0020U, 0x2000U, 0x2008U, 0x4ff0U, 0x5000U,
+                      0x5010U, 0xfff0U, 0xffffU})
+    queries.push_back({0x8086, static_cast<std::uint16_t>(id), 0x0200});
+  queries.push_back({0x1003, 0x0001, 0x0200});
+  return queries;
+}
+
+// The sorted search's binary search among a vendor's devices finds what the line-by-line
+// reading finds: the first and last device, misses between, below and above, and of a device
+// listed twice in a row (which the maintainers' file never does) the second listing, as the
+// scan takes the last.
+TEST(PciIds, SortedSearchFindsDevicesInALargeBlockAsTheScanDoes) {
+  const auto queries = large_block_queries();
+  for (std::size_t count : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{1280}}) {
+    const std::string text = text_with_large_block(count, [](std::vector<std::string>&) {});
+    ASSERT_GE(text.size(), detail::kSortedSearchFrom);
+    const std::optional<PciNames> got = detail::lookup_sorted_pci_names(text, queries);
+    ASSERT_TRUE(got.has_value()) << count << " devices";
+    expect_same(*got, reference_lookup(text, queries), std::to_string(count) + " devices");
+  }
+  const std::string twice = text_with_large_block(1280, [](std::vector<std::string>& lines) {
+    lines.insert(lines.begin() + 0x200, "\t2000  Listed again\n");  // after 0x2000's lines
+    lines.insert(lines.begin() + 1, "\t0010  Listed again\n\t\t0010 0001  Sub\n");
+  });
+  const std::optional<PciNames> got = detail::lookup_sorted_pci_names(twice, queries);
+  ASSERT_TRUE(got.has_value());
+  expect_same(*got, reference_lookup(twice, queries), "devices listed twice in a row");
+  EXPECT_EQ(got->device(0x8086, 0x2000), "Listed again");
+  EXPECT_EQ(got->device(0x8086, 0x0010), "Listed again");
+}
+
+// A block whose device lines are out of order, or hold a line without an ID, where the binary
+// search compares them: the block is read line by line instead, and the names are the scan's
+// (the other vendors' still come from the search, which does not give up).
+TEST(PciIds, SortedSearchReadsABlockOutOfOrderLineByLine) {
+  const auto queries = large_block_queries();
+  const std::vector<std::pair<std::string, std::function<void(std::vector<std::string>&)>>> edits =
+      {
+          {"devices in decreasing order",
+           [](std::vector<std::string>& lines) { std::reverse(lines.begin(), lines.end()); }},
+          {"lines without IDs",
+           [](std::vector<std::string>& lines) {
+             for (std::size_t i = 0; i < lines.size(); i += 2)
+               lines[i] = "\tzz  No ID\n";
+           }},
+          {"the middle out of order",
+           [](std::vector<std::string>& lines) {
+             std::reverse(lines.begin() + 300, lines.begin() + 900);
+           }},
+          // Found where it is in order first; the search for a device past the last one then
+          // meets the last line, and the block's names become the scan's, this one's included.
+          {"a device listed again at the block's end",
+           [](std::vector<std::string>& lines) {
+             lines.push_back("\t0010  Listed again, out of order\n");
+           }},
+      };
+  for (const auto& [what, edit] : edits) {
+    SCOPED_TRACE(what);
+    const std::string text = text_with_large_block(1280, edit);
+    const std::optional<PciNames> got = detail::lookup_sorted_pci_names(text, queries);
+    ASSERT_TRUE(got.has_value());
+    expect_same(*got, reference_lookup(text, queries), what);
+    EXPECT_EQ(got->vendor(0x1003), "Small vendor");
+  }
 }
 
 // A database not laid out as the search needs: where it meets that, the search gives up, and

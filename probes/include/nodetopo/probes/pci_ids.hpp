@@ -49,16 +49,19 @@ class PciIdsFile;
 
 /// The names of `queries` in the file. A file of 128 KiB or more (the system's database: 1.3 MB)
 /// is first searched in its own order — pci.ids lists its vendors in increasing order of ID
-/// ("Please keep sorted", its header says) and its classes after them — by a binary search over the
-/// vendors, which reads the blocks of the vendors asked for and what lies around some twenty
-/// points instead of the whole file (on a small Intel node 111 against 179 µs,
-/// bench/micro's BM_PciIdsLookup). Where that search meets a line the order does not allow (IDs
-/// out of order where it compares them, a vendor listed again after its block, a stray top-level
-/// line among the vendors), it gives up and the file is scanned as lookup_pci_names(text,
-/// queries) does, giving the pages already scanned back to the kernel as it goes (madvise), so
-/// that the file does not count in the peak RSS. On a file in that order both give the same
-/// names (tests compare them on the system's database and generated ones); on one out of order
-/// where the search does not look, it may find fewer, which is why a file edited by hand below
+/// ("Please keep sorted", its header says), each vendor's devices in increasing order too, and
+/// its classes after them — by a binary search over the vendors, then one among the devices of
+/// each vendor asked for: it reads what lies around some twenty points per name and crosses the
+/// blocks of the vendors asked for to their ends, instead of reading the whole file
+/// (bench/micro's BM_PciIdsLookup). Where that search meets a line the order does not allow
+/// (vendor IDs out of order where it compares them, a vendor listed again after its block, a
+/// stray top-level line among the vendors), it gives up and the file is scanned as
+/// lookup_pci_names(text, queries) does, giving the pages already scanned back to the kernel as
+/// it goes (madvise), so that the file does not count in the peak RSS; device IDs out of order
+/// where it compares them make it read that vendor's block line by line. On a file in that order
+/// both give the same names (tests compare them on the system's database and generated ones); on
+/// one out of order where the search does not look, it may find fewer, or the first of two
+/// listings of a device where the scan takes the last, which is why a file edited by hand below
 /// 128 KiB is always scanned.
 PciNames lookup_pci_names(const PciIdsFile& file, std::span<const PciNameQuery> queries);
 
