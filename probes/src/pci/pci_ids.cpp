@@ -673,7 +673,8 @@ class SortedSearch {
     int id = -1;           // -1: the line does not start with four hex digits
   };
 
-  // The first device line starting in [p, to), nullopt if none; `to` is a line start.
+  // The first device line starting in [p, to), nullopt if none. `p` and `to` may lie inside a
+  // line; only the line's start counts.
   [[nodiscard]] std::optional<DeviceLine> device_from(std::size_t p, std::size_t to) const {
     std::size_t s = p;
     if (s != 0 && s < to && d_[s - 1] != '\n') {
@@ -724,10 +725,13 @@ class SortedSearch {
       }
     }
     if (!candidate || candidate->id != device) return std::optional<std::size_t>();
-    // A device listed twice lies twice in a row; the scan takes the last listing.
+    // A device listed twice lies twice in a row; the scan takes the last listing. The lines
+    // read on the way are compared too: one without an ID, or a lower one, and the block is
+    // not in the order this relies on.
     for (;;) {
       const std::optional<DeviceLine> after = device_from(candidate->next, end);
-      if (!after || after->id != device) break;
+      if (!after || after->id > device) break;
+      if (after->id < device) return std::nullopt;  // also -1: no ID
       candidate = after;
     }
     return std::optional<std::size_t>(candidate->at);

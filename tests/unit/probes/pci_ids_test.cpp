@@ -484,16 +484,16 @@ TEST(PciIds, SortedSearchGivesUpAtAVendorListedAgainAfterItsBlock) {
   EXPECT_EQ(names->vendor(0x0002), "B");
 }
 
-// One vendor with a block of `count` devices (IDs 0x0010 apart, subsystems under some), padded
-// with small vendors before and after to more than kSortedSearchFrom; `edit` may change the
-// block's device lines before they are joined. The binary search among a vendor's devices
-// reads a few lines around some twenty points of such a block.
 std::string hex_id(unsigned id) {
   std::array<char, 8> buf{};
   std::snprintf(buf.data(), buf.size(), "%04x", id);
   return std::string(buf.data());
 }
 
+// One vendor with a block of `count` devices (IDs 0x0010 apart, subsystems under some), padded
+// with small vendors before and after to more than kSortedSearchFrom; `edit` may change the
+// block's device lines before they are joined. The binary search among a vendor's devices
+// reads a few lines around some twenty points of such a block.
 std::string text_with_large_block(std::size_t count,
                                   const std::function<void(std::vector<std::string>&)>& edit) {
   std::string text = "# pci.ids\n";
@@ -572,6 +572,15 @@ TEST(PciIds, SortedSearchReadsABlockOutOfOrderLineByLine) {
           {"a device listed again at the block's end",
            [](std::vector<std::string>& lines) {
              lines.push_back("\t0010  Listed again, out of order\n");
+           }},
+          // Met on the way from a listing to the next line: the search reads that line too.
+          {"a line without an ID between two listings",
+           [](std::vector<std::string>& lines) {
+             lines.insert(lines.begin() + 0x200, "\t\r\n\t2000  Listed again\n");
+           }},
+          {"a lower ID between two listings",
+           [](std::vector<std::string>& lines) {
+             lines.insert(lines.begin() + 0x200, "\t1ff0  Out of order\n\t2000  Listed again\n");
            }},
       };
   for (const auto& [what, edit] : edits) {
