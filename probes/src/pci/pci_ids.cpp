@@ -5,7 +5,9 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,6 +66,33 @@ std::string name_after(std::string_view line, std::size_t id_end) {
   while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' '))
     rest.remove_suffix(1);
   return std::string(rest);
+}
+
+// The line of `text` starting at `s`, without its newline.
+std::string_view line_starting_at(std::string_view text, std::size_t s) {
+  const void* nl = std::memchr(text.data() + s, '\n', text.size() - s);
+  const std::size_t end = nl != nullptr
+                              ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data())
+                              : text.size();
+  return text.substr(s, end - s);
+}
+
+// Sorts `values` and drops repeats.
+template <class T>
+void sort_unique(std::vector<T>& values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+}
+
+// The devices asked for, as `vendor << 16 | device` keys, sorted and unique: a vendor's devices
+// lie together, in the order its block lists them.
+std::vector<std::uint32_t> device_keys_of(std::span<const PciNameQuery> queries) {
+  std::vector<std::uint32_t> keys;
+  keys.reserve(queries.size());
+  for (const PciNameQuery& q : queries)
+    keys.push_back(std::uint32_t{q.vendor_id} << 16 | q.device_id);
+  sort_unique(keys);
+  return keys;
 }
 
 }  // namespace
@@ -337,8 +366,7 @@ std::uint32_t id_word(std::uint16_t id) {
 class IdSet {
  public:
   void assign(std::vector<std::uint16_t> ids) {
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    sort_unique(ids);
     ids_ = std::move(ids);
     words_.fill(0);  // lowered_word() has bit 5 set in each byte
     if (ids_.size() <= words_.size()) {
@@ -389,22 +417,17 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
                     detail::PciIdsScan scan, Consumed&& consumed,
                     std::size_t* block_end = nullptr) {
   std::vector<std::uint16_t> vendor_ids;
-  std::vector<std::uint32_t> device_keys;  // vendor << 16 | device
   std::vector<std::uint16_t> want_class;
   vendor_ids.reserve(queries.size());
-  device_keys.reserve(queries.size());
   want_class.reserve(queries.size());
   for (const PciNameQuery& q : queries) {
     vendor_ids.push_back(q.vendor_id);
-    device_keys.push_back(std::uint32_t{q.vendor_id} << 16 | q.device_id);
     want_class.push_back(q.class_id);
   }
   IdSet want_vendor;
   want_vendor.assign(vendor_ids);
-  std::sort(device_keys.begin(), device_keys.end());
-  device_keys.erase(std::unique(device_keys.begin(), device_keys.end()), device_keys.end());
-  std::sort(want_class.begin(), want_class.end());
-  want_class.erase(std::unique(want_class.begin(), want_class.end()), want_class.end());
+  const std::vector<std::uint32_t> device_keys = device_keys_of(queries);
+  sort_unique(want_class);
   std::vector<std::uint8_t> want_base;
   for (std::uint16_t c : want_class)
     want_base.push_back(static_cast<std::uint8_t>(c >> 8));
@@ -447,12 +470,7 @@ PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries
   const char* const d = text.data();
   const std::size_t n = text.size();
   const Finders find = finders_for(scan);
-  auto line_at = [&](std::size_t s) {
-    const void* nl = std::memchr(d + s, '\n', n - s);
-    const std::size_t end =
-        nl != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nl) - d) : n;
-    return text.substr(s, end - s);
-  };
+  auto line_at = [text](std::size_t s) { return line_starting_at(text, s); };
 
   std::size_t s = 0;  // the start of a line that can matter
   std::size_t next_release = kReleaseEvery;
@@ -579,15 +597,8 @@ class SortedSearch {
     vendors.reserve(queries.size());
     for (const PciNameQuery& q : queries)
       vendors.push_back(q.vendor_id);
-    std::sort(vendors.begin(), vendors.end());
-    vendors.erase(std::unique(vendors.begin(), vendors.end()), vendors.end());
-
-    std::vector<std::uint32_t> device_keys;  // vendor << 16 | device, sorted
-    device_keys.reserve(queries.size());
-    for (const PciNameQuery& q : queries)
-      device_keys.push_back(std::uint32_t{q.vendor_id} << 16 | q.device_id);
-    std::sort(device_keys.begin(), device_keys.end());
-    device_keys.erase(std::unique(device_keys.begin(), device_keys.end()), device_keys.end());
+    sort_unique(vendors);
+    const std::vector<std::uint32_t> device_keys = device_keys_of(queries);
 
     PciNames names;
     for (std::uint16_t vendor : vendors) {
@@ -644,13 +655,7 @@ class SortedSearch {
 
   [[nodiscard]] std::uint16_t id_at(std::size_t s) const { return *hex_at(d_ + s, n_ - s, 4); }
 
-  // The line starting at `s`, without its newline.
-  [[nodiscard]] std::string_view line_at(std::size_t s) const {
-    const void* nl = std::memchr(d_ + s, '\n', n_ - s);
-    const std::size_t end =
-        nl != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nl) - d_) : n_;
-    return text_.substr(s, end - s);
-  }
+  [[nodiscard]] std::string_view line_at(std::size_t s) const { return line_starting_at(text_, s); }
 
   // Where the block of the vendor line at `at` ends, as the scan ends it: at the next line that
   // is neither under it (a TAB line), a comment nor blank; the text's size if none. The line
