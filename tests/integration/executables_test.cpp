@@ -204,6 +204,31 @@ TEST(Executables, EachHelperMapsItsOwnLibrariesOnly) {
   }
 }
 
+// Full RELRO (CMakeLists.txt): every executable and module binds its symbols at load (BIND_NOW)
+// and has a GNU_RELRO segment, which the dynamic linker makes read-only after relocating.
+TEST(Executables, EveryExecutableAndModuleHasFullRelro) {
+  const char* const files[] = {"topo",
+                               "topo-capture",
+                               "topo-cleanup",
+                               "topo-kubelet-plugin",
+                               "topo-agent",
+                               "agent/daemon/nodetopo-kube-sink.so",
+                               "agent/daemon/nodetopo-agent-client.so",
+                               "mock/nvml/libnvidia-ml.so"};
+  const std::regex bind_now(R"(\(FLAGS\)\s+.*\bBIND_NOW\b|\(FLAGS_1\)\s+Flags:.*\bNOW\b)");
+  for (const char* file : files) {
+    SCOPED_TRACE(file);
+    const fs::path path = build_dir() / file;
+    ASSERT_TRUE(fs::exists(path)) << path;
+    const CommandResult dynamic = run_command({"readelf", "-d", path.string()});
+    ASSERT_EQ(dynamic.exit_code, 0) << dynamic.err;
+    EXPECT_TRUE(std::regex_search(dynamic.out, bind_now)) << dynamic.out;
+    const CommandResult segments = run_command({"readelf", "-lW", path.string()});
+    ASSERT_EQ(segments.exit_code, 0) << segments.err;
+    EXPECT_NE(segments.out.find("GNU_RELRO"), std::string::npos) << segments.out;
+  }
+}
+
 TEST(Executables, HelpListsEveryCommandAndEachCommandsHelpIsItsOwn) {
   const fs::path topo = build_dir() / "topo";
   const CommandResult all = run_command({topo.string(), "--help"});
