@@ -84,6 +84,16 @@ void sort_unique(std::vector<T>& values) {
   values.erase(std::unique(values.begin(), values.end()), values.end());
 }
 
+// The vendors asked for, sorted and unique.
+std::vector<std::uint16_t> vendor_ids_of(std::span<const PciNameQuery> queries) {
+  std::vector<std::uint16_t> ids;
+  ids.reserve(queries.size());
+  for (const PciNameQuery& q : queries)
+    ids.push_back(q.vendor_id);
+  sort_unique(ids);
+  return ids;
+}
+
 // The devices asked for, as `vendor << 16 | device` keys, sorted and unique: a vendor's devices
 // lie together, in the order its block lists them.
 std::vector<std::uint32_t> device_keys_of(std::span<const PciNameQuery> queries) {
@@ -416,16 +426,12 @@ template <class Consumed>
 PciNames scan_names(std::string_view text, std::span<const PciNameQuery> queries,
                     detail::PciIdsScan scan, Consumed&& consumed,
                     std::size_t* block_end = nullptr) {
-  std::vector<std::uint16_t> vendor_ids;
   std::vector<std::uint16_t> want_class;
-  vendor_ids.reserve(queries.size());
   want_class.reserve(queries.size());
-  for (const PciNameQuery& q : queries) {
-    vendor_ids.push_back(q.vendor_id);
+  for (const PciNameQuery& q : queries)
     want_class.push_back(q.class_id);
-  }
   IdSet want_vendor;
-  want_vendor.assign(vendor_ids);
+  want_vendor.assign(vendor_ids_of(queries));
   const std::vector<std::uint32_t> device_keys = device_keys_of(queries);
   sort_unique(want_class);
   std::vector<std::uint8_t> want_base;
@@ -593,11 +599,7 @@ class SortedSearch {
   std::optional<PciNames> lookup(std::span<const PciNameQuery> queries) {
     const std::size_t classes = class_section();
     vendors_end_ = classes;
-    std::vector<std::uint16_t> vendors;
-    vendors.reserve(queries.size());
-    for (const PciNameQuery& q : queries)
-      vendors.push_back(q.vendor_id);
-    sort_unique(vendors);
+    const std::vector<std::uint16_t> vendors = vendor_ids_of(queries);
     const std::vector<std::uint32_t> device_keys = device_keys_of(queries);
 
     PciNames names;
