@@ -25,6 +25,7 @@
 
 #include <nodetopo/cli/command_output.hpp>
 #include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/from_agent.hpp>
 #include <nodetopo/cli/host_options.hpp>
 #include <nodetopo/core/render.hpp>
 #include <nodetopo/daemon/agent_client.hpp>
@@ -33,7 +34,6 @@
 #include <nodetopo/fit/load.hpp>
 
 #include "autoscaler_view.hpp"
-#include "from_agent.hpp"
 
 namespace nodetopo::cli {
 

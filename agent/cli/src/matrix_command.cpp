@@ -6,11 +6,10 @@
 
 #include <nodetopo/cli/command_output.hpp>
 #include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/from_agent.hpp>
 #include <nodetopo/cli/host_options.hpp>
 #include <nodetopo/core/render.hpp>
 #include <nodetopo/daemon/agent_client.hpp>
-
-#include "from_agent.hpp"
 
 namespace nodetopo::cli {
 

@@ -1,6 +1,7 @@
 // The table of `topo`'s commands (commands.hpp): what agent/main.cpp parses argv against, and
 // what the tests compare the frame's lazy registration over.
 #include <nodetopo/cli/commands.hpp>
+#include <nodetopo/cli/dump_line.hpp>
 
 namespace nodetopo::cli {
 
@@ -17,7 +18,7 @@ Command helper_entry(const HelperCommand& helper, char** argv) {
 std::array<Command, kTopoCommandCount> topo_commands(char** argv) {
   static_assert(kHelperCommands.size() == 4, "list every helper below");
   return {{
-      {"dump", kDumpDescription, register_dump_command},
+      {"dump", kDumpDescription, register_dump_command, read_plain_dump},
       {"matrix", kMatrixDescription, register_matrix_command},
       {"export", kExportDescription, register_export_command},
       {"mock", kMockDescription, register_mock_command},

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -248,10 +249,12 @@ class Counted {
   explicit Counted(char** argv) : real_(topo_commands(argv)) {
     for (std::size_t i = 0; i < real_.size(); ++i) {
       const Command& c = real_[i];
-      counted_[i] = {c.name, c.description, [this, c](CLI::App& cmd, CommandRunner& runner) {
+      counted_[i] = {c.name, c.description,
+                     [this, c](CLI::App& cmd, CommandRunner& runner) {
                        ++built[std::string(c.name)];
                        c.add(cmd, runner);
-                     }};
+                     },
+                     c.plain};
     }
   }
   std::span<const Command> commands() const { return counted_; }
@@ -308,6 +311,97 @@ TEST(CliFrame, RunCliBuildsNoCommandForVersion) {
   EXPECT_EQ(rc, kExitOk);
   EXPECT_EQ(out, version_line() + "\n");
   EXPECT_TRUE(table.built.empty());
+}
+
+// The plain reading (read_plain_line()) over lines of every global option form, command word
+// and a few of dump's: whatever line it reads, CLI11 runs a command from too, with the same
+// global options and nothing printed. Which command, and with what, is dump_line_test.cpp's:
+// dump is the only command with a plain reader.
+TEST(CliFrame, APlainLineIsOneCli11RunsWithTheSameGlobalOptions) {
+  const std::vector<std::vector<std::string>> globals = {
+      {},
+      {"--log-level", "debug"},
+      {"--log-level=off"},
+      {"--log-format", "json"},
+      {"--log-format=json", "--log-level", "info"},
+      {"--log-level", "loud"},
+      {"--log-level="},
+      {"--log-level"},
+      {"--log-level", "dump"},
+      {"--log-level", "debug", "--log-level", "info"},
+      {"--log-format", "--help"},
+      {"--version"},
+      {"-h"},
+      {"--"},
+  };
+  const std::vector<std::string> words = {"dump", "Dump", "matrix", "mock", "agent", "bogus"};
+  const std::vector<std::vector<std::string>> tails = {
+      {},
+      {"--format", "json", "--root", "/nonexistent"},
+      {"--mock=dgx-h100", "-o", "out.txt"},
+      {"--bogus"},
+      {"--help"},
+      {"--version"},
+      {"--log-level", "debug"},
+      {"list"},
+  };
+  std::size_t read_plainly = 0;
+  for (const auto& global : globals) {
+    for (const std::string& word : words) {
+      for (const auto& tail : tails) {
+        std::vector<std::string> args = global;
+        args.push_back(word);
+        args.insert(args.end(), tail.begin(), tail.end());
+        Argv argv(args);
+        const auto commands = topo_commands(argv.argv());
+        const std::optional<CommandLine> plain =
+            read_plain_line(argv.argc(), argv.argv(), commands);
+        if (!plain) continue;
+        ++read_plainly;
+        EXPECT_EQ(word, "dump") << show(args);
+        EXPECT_TRUE(static_cast<bool>(plain->runner)) << show(args);
+        const Outcome cli11 = parse(args, Registration::kAll);
+        EXPECT_TRUE(cli11.runs) << show(args);
+        EXPECT_EQ(cli11.exit_code, kExitOk) << show(args);
+        EXPECT_EQ(cli11.out, "") << show(args);
+        EXPECT_EQ(cli11.err, "") << show(args);
+        EXPECT_EQ(plain->log_level, cli11.log_level) << show(args);
+        EXPECT_EQ(plain->log_format, cli11.log_format) << show(args);
+      }
+    }
+  }
+  // {}, two levels and two formats, with three of dump's tails each.
+  EXPECT_EQ(read_plainly, 5u * 3u);
+}
+
+// run_cli() reads a plain dump line without building any command, and leaves any other to
+// CLI11, which builds dump alone.
+TEST(CliFrame, RunCliBuildsNoCommandForAPlainDump) {
+  {
+    Argv argv({"--log-level", "off", "dump", "--format", "json", "--root", "/nonexistent"});
+    Counted table(argv.argv());
+    int rc = -1;
+    {
+      Captured captured;
+      rc = run_cli(argv.argc(), argv.argv(), table.commands());
+    }
+    EXPECT_EQ(rc, kExitFailure);  // it ran: the root does not exist
+    EXPECT_TRUE(table.built.empty());
+  }
+  {
+    Argv argv({"dump", "--from-agent", "--root", "/nonexistent"});
+    Counted table(argv.argv());
+    int rc = -1;
+    std::string err;
+    {
+      Captured captured;
+      rc = run_cli(argv.argc(), argv.argv(), table.commands());
+      err = captured.err();
+    }
+    EXPECT_EQ(rc, kExitUsage);
+    EXPECT_NE(err.find("--root excludes --from-agent"), std::string::npos) << err;
+    EXPECT_EQ(table.built, (std::map<std::string, int>{{"dump", 1}}));
+  }
 }
 
 TEST(CliFrame, ChooseCommandReadsTheGlobalOptionsAsCli11Does) {

@@ -2,10 +2,13 @@
 // relocation, inlined here from CLI11's CLI::detail::split; the code is correct.
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 
+#include <algorithm>
+#include <array>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -18,10 +21,27 @@ namespace {
 
 constexpr std::string_view kLogLevel = "--log-level";
 constexpr std::string_view kLogFormat = "--log-format";
+// What CLI11 checks the global options' values against, and the plain reading too.
+constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
+                                                        "error", "critical", "off"};
+constexpr std::array<std::string_view, 2> kLogFormats = {"text", "json"};
 constexpr CommandChoice kEveryCommand{CommandChoice::kNone, true, false};
 
 spdlog::level::level_enum parse_level(const std::string& name) {
   return spdlog::level::from_str(name);
+}
+
+CLI::IsMember member_of(std::span<const std::string_view> values) {
+  return CLI::IsMember(std::vector<std::string>(values.begin(), values.end()));
+}
+
+const PlainOption* plain_option_named(std::span<const PlainOption> options, std::string_view name,
+                                      bool joined) {
+  for (const PlainOption& option : options) {
+    if (option.name == name || (!joined && !option.short_name.empty() && option.short_name == name))
+      return &option;
+  }
+  return nullptr;
 }
 
 // `--log-level=X` (as one word) for `option`.
@@ -63,6 +83,59 @@ CommandChoice choose_command(int argc, const char* const* argv, std::span<const 
   return choice;
 }
 
+std::optional<std::size_t> read_plain_options(std::span<const char* const> words,
+                                              std::span<const PlainOption> options) {
+  std::vector<bool> given(options.size());
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string_view word = words[i];
+    if (!word.starts_with('-')) return i;
+    // Only a long name is read with its value after '='; `-o=x` is left to CLI11.
+    const std::size_t equals = word.starts_with("--") ? word.find('=') : std::string_view::npos;
+    const bool joined = equals != std::string_view::npos;
+    const PlainOption* option = plain_option_named(options, word.substr(0, equals), joined);
+    if (option == nullptr) return std::nullopt;
+    std::string_view value;
+    if (joined) {
+      value = word.substr(equals + 1);
+    } else if (++i < words.size()) {
+      value = words[i];
+    } else {
+      return std::nullopt;  // CLI11: "requires 1 argument"
+    }
+    // An empty value is CLI11's to refuse with its own message; one that starts with '-'
+    // (`--root --mock`, which CLI11 takes as the root) is far more often a mistake than a
+    // path, and left to CLI11 too.
+    if (value.empty() || value.starts_with('-')) return std::nullopt;
+    if (!option->allowed.empty() &&
+        std::find(option->allowed.begin(), option->allowed.end(), value) == option->allowed.end())
+      return std::nullopt;
+    const auto index = static_cast<std::size_t>(option - options.data());
+    if (given[index]) return std::nullopt;  // CLI11's policy for a repeated option is its own
+    given[index] = true;
+    option->value->assign(value);
+  }
+  return words.size();
+}
+
+std::optional<CommandLine> read_plain_line(int argc, const char* const* argv,
+                                           std::span<const Command> commands) {
+  if (argc < 2) return std::nullopt;
+  CommandLine line;
+  const std::array<PlainOption, 2> globals = {
+      PlainOption{kLogLevel, {}, &line.log_level, kLogLevels},
+      PlainOption{kLogFormat, {}, &line.log_format, kLogFormats},
+  };
+  const std::span<const char* const> words(argv + 1, static_cast<std::size_t>(argc - 1));
+  const std::optional<std::size_t> at = read_plain_options(words, globals);
+  if (!at || *at == words.size()) return std::nullopt;
+  for (const Command& command : commands) {
+    if (command.name != words[*at]) continue;
+    if (command.plain != nullptr && command.plain(words.subspan(*at + 1), line.runner)) return line;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 CommandLine parse_command_line(int argc, const char* const* argv, std::span<const Command> commands,
                                Registration registration) {
   CommandLine line;
@@ -70,10 +143,10 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::span<cons
   app.require_subcommand(1);
   app.set_version_flag("--version", version_line());
   app.add_option("--log-level", line.log_level, "Log level: trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->check(member_of(kLogLevels))
       ->capture_default_str();
   app.add_option("--log-format", line.log_format, "Log format on stderr")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(member_of(kLogFormats))
       ->capture_default_str();
 
   const CommandChoice choice =
@@ -111,7 +184,8 @@ CommandLine parse_command_line(int argc, const char* const* argv, std::span<cons
 }
 
 int run_cli(int argc, char** argv, std::span<const Command> commands) {
-  CommandLine line = parse_command_line(argc, argv, commands);
+  std::optional<CommandLine> plain = read_plain_line(argc, argv, commands);
+  CommandLine line = plain ? std::move(*plain) : parse_command_line(argc, argv, commands);
   if (!line.runner) return line.exit_code;
   configure_logging(parse_level(line.log_level),
                     line.log_format == "json" ? LogFormat::kJson : LogFormat::kText);

@@ -35,6 +35,8 @@ namespace nodetopo::core {
 struct HostSpec {
   std::string root;  ///< --root DIR
   std::string mock;  ///< --mock PROFILE (a shipped name, a .yaml file, "synthetic:gpus=64")
+
+  bool operator==(const HostSpec&) const = default;
 };
 
 /// A host opened for discovery: the root (the only door to its files), the probe options that

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,13 +38,37 @@ using CommandRunner = std::function<int()>;
 /// options, subcommands and callback; the callback sets `runner` when the command is chosen.
 using CommandRegistrar = std::function<void(CLI::App& cmd, CommandRunner& runner)>;
 
+/// Reads a command's words (those after its name) without CLI11 when each of them is in a form
+/// the reader knows CLI11 reads the same way (read_plain_options()): sets `runner` to what the
+/// registrar's callback would have set and returns true. Returns false for anything else,
+/// leaving the whole line to CLI11, which then prints the help, the error or runs it.
+using PlainReader = bool (*)(std::span<const char* const> words, CommandRunner& runner);
+
 /// One command of an executable. Name and description are what the parent's help lists, and
 /// all that a command is built with for `topo --help`.
 struct Command {
   std::string_view name;         ///< the subcommand: `topo <name> ...`
   std::string_view description;  ///< the paragraph `topo --help` lists it with
   CommandRegistrar add;          ///< builds the rest of it (options, subcommands, callback)
+  PlainReader plain = nullptr;   ///< its common command lines without CLI11 (read_plain_line())
 };
+
+/// An option a plain reader knows: one value, given at most once.
+struct PlainOption {
+  std::string_view name;                           ///< "--root"
+  std::string_view short_name;                     ///< "-o", or empty
+  std::string* value;                              ///< receives the value
+  std::span<const std::string_view> allowed = {};  ///< CLI11's IsMember set; empty: any value
+};
+
+/// Reads `words` as `options` in the forms CLI11 reads one way only: `--name VALUE`,
+/// `--name=VALUE` and `-x VALUE`, each option at most once, its value neither empty nor starting
+/// with '-' and, when the option has `allowed` values, one of them. Stops at the first word that
+/// does not start with '-' and returns its index (words.size() when there is none). Anything
+/// else (an unknown option, a flag, a repeated option, a bad or missing value, "--", `-xVALUE`)
+/// returns nullopt: it is CLI11's to read, print and exit on.
+std::optional<std::size_t> read_plain_options(std::span<const char* const> words,
+                                              std::span<const PlainOption> options);
 
 /// What `topo --version` prints (without the newline); a capture stores it too.
 std::string version_line();
@@ -79,6 +104,14 @@ CommandChoice choose_command(int argc, const char* const* argv, std::span<const 
 /// version or the usage error itself. Never runs a command.
 CommandLine parse_command_line(int argc, const char* const* argv, std::span<const Command> commands,
                                Registration registration = Registration::kNamed);
+
+/// `topo [--log-level X] [--log-format X] COMMAND WORDS...` read without CLI11: the global
+/// options by read_plain_options(), then the command's PlainReader. nullopt when any part is not
+/// in plain form, or the command has no reader; the line is then parse_command_line()'s. Spares
+/// `topo dump` the building of CLI11's options, an eighth of its instructions (docs/cli.md,
+/// "Start-up").
+std::optional<CommandLine> read_plain_line(int argc, const char* const* argv,
+                                           std::span<const Command> commands);
 
 /// Parses argv, configures logging from the global options and runs the chosen command; returns
 /// the process exit code. Never throws.
