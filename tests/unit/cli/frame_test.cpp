@@ -297,20 +297,34 @@ TEST(CliFrame, AnUnknownWordBuildsEveryCommand) {
   }
 }
 
-// run_cli() itself takes the lazy path: `topo --version` builds no command at all.
-TEST(CliFrame, RunCliBuildsNoCommandForVersion) {
-  Argv argv({"--version"});
-  Counted table(argv.argv());
+// What run_cli() returned and printed, and which commands it built.
+struct CliRun {
   int rc = -1;
   std::string out;
+  std::string err;
+  std::map<std::string, int> built;
+};
+
+CliRun run_counted(const std::vector<std::string>& args) {
+  Argv argv(args);
+  Counted table(argv.argv());
+  CliRun run;
   {
     Captured captured;
-    rc = run_cli(argv.argc(), argv.argv(), table.commands());
-    out = captured.out();
+    run.rc = run_cli(argv.argc(), argv.argv(), table.commands());
+    run.out = captured.out();
+    run.err = captured.err();
   }
-  EXPECT_EQ(rc, kExitOk);
-  EXPECT_EQ(out, version_line() + "\n");
-  EXPECT_TRUE(table.built.empty());
+  run.built = table.built;
+  return run;
+}
+
+// run_cli() itself takes the lazy path: `topo --version` builds no command at all.
+TEST(CliFrame, RunCliBuildsNoCommandForVersion) {
+  const CliRun run = run_counted({"--version"});
+  EXPECT_EQ(run.rc, kExitOk);
+  EXPECT_EQ(run.out, version_line() + "\n");
+  EXPECT_TRUE(run.built.empty());
 }
 
 // The plain reading (read_plain_line()) over lines of every global option form, command word
@@ -377,31 +391,15 @@ TEST(CliFrame, APlainLineIsOneCli11RunsWithTheSameGlobalOptions) {
 // run_cli() reads a plain dump line without building any command, and leaves any other to
 // CLI11, which builds dump alone.
 TEST(CliFrame, RunCliBuildsNoCommandForAPlainDump) {
-  {
-    Argv argv({"--log-level", "off", "dump", "--format", "json", "--root", "/nonexistent"});
-    Counted table(argv.argv());
-    int rc = -1;
-    {
-      Captured captured;
-      rc = run_cli(argv.argc(), argv.argv(), table.commands());
-    }
-    EXPECT_EQ(rc, kExitFailure);  // it ran: the root does not exist
-    EXPECT_TRUE(table.built.empty());
-  }
-  {
-    Argv argv({"dump", "--from-agent", "--root", "/nonexistent"});
-    Counted table(argv.argv());
-    int rc = -1;
-    std::string err;
-    {
-      Captured captured;
-      rc = run_cli(argv.argc(), argv.argv(), table.commands());
-      err = captured.err();
-    }
-    EXPECT_EQ(rc, kExitUsage);
-    EXPECT_NE(err.find("--root excludes --from-agent"), std::string::npos) << err;
-    EXPECT_EQ(table.built, (std::map<std::string, int>{{"dump", 1}}));
-  }
+  const CliRun plain =
+      run_counted({"--log-level", "off", "dump", "--format", "json", "--root", "/nonexistent"});
+  EXPECT_EQ(plain.rc, kExitFailure);  // it ran: the root does not exist
+  EXPECT_TRUE(plain.built.empty());
+
+  const CliRun cli11 = run_counted({"dump", "--from-agent", "--root", "/nonexistent"});
+  EXPECT_EQ(cli11.rc, kExitUsage);
+  EXPECT_NE(cli11.err.find("--root excludes --from-agent"), std::string::npos) << cli11.err;
+  EXPECT_EQ(cli11.built, (std::map<std::string, int>{{"dump", 1}}));
 }
 
 TEST(CliFrame, ChooseCommandReadsTheGlobalOptionsAsCli11Does) {
