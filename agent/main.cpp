@@ -2,7 +2,7 @@
 // export, mock, fit) and links only their libraries, so that `topo dump` starts about as fast
 // as lstopo; every other command is listed in its help and runs as its own executable
 // (helper_commands.hpp), which `topo` execs into. The frame builds in full only the command
-// argv names (app.hpp).
+// argv names, and reads dump's common lines without building CLI11's options at all (app.hpp).
 #include <nodetopo/cli/commands.hpp>
 
 int main(int argc, char** argv) {

@@ -9,7 +9,8 @@
 // So the frame builds only the command that argv names, alone; when argv names none
 // (`topo --help`, `topo --version`), every command is a bare subcommand with its name and
 // description, which is all that the top level's help and errors print (docs/cli.md,
-// "Start-up").
+// "Start-up"). A command with a PlainReader (dump) has its common lines read without CLI11 at
+// all (read_plain_line()); any other line still goes through CLI11 as above.
 #pragma once
 
 #include <cstddef>
