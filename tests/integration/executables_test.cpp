@@ -183,6 +183,28 @@ TEST(Executables, TopoMapsTheCxxLibrariesOnlyWhenLinkedShared) {
   EXPECT_FALSE(matching(mapped(build_dir() / "topo-agent"), "spdlog").empty());
 }
 
+// Linked with the C++ runtime statically, topo must define every C++ runtime symbol it uses:
+// a dynamic reference to one (a C++ name, or libsupc++'s __cxa_ other than glibc's own) is left
+// to a library topo does not map, which binds it to address 0 if it is weak (__cxa_pure_virtual
+// was, until agent/CMakeLists.txt asked for it by name) and fails at load if not. Left out: the
+// transactional-memory clones of operator new and delete (_ZGTt...), which libstdc++ refers to
+// weakly on purpose, for libitm, as libc does to _ITM_registerTMCloneTable.
+TEST(Executables, TopoDefinesTheCxxRuntimeItself) {
+  if (!NODETOPO_STATIC_CXX) GTEST_SKIP() << "topo links the C++ runtime shared in this build";
+  const CommandResult undefined =
+      run_command({"nm", "-D", "--undefined-only", (build_dir() / "topo").string()});
+  ASSERT_EQ(undefined.exit_code, 0) << undefined.err;
+  const std::regex cxx_runtime(
+      R"(\b(_Z(?!GTt)\w+|__cxa_(?!atexit\b|finalize\b|thread_atexit_impl\b)\w+))");
+  std::istringstream lines(undefined.out);
+  std::size_t listed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++listed;
+    EXPECT_FALSE(std::regex_search(line, cxx_runtime)) << line;
+  }
+  EXPECT_GT(listed, 10U) << undefined.out;  // libc's and libhwloc's functions at least
+}
+
 TEST(Executables, EachHelperMapsItsOwnLibrariesOnly) {
   struct Case {
     const char* exe;
