@@ -120,6 +120,7 @@ ChildResult run(const std::vector<std::string>& argv, const ChildOptions& option
   ::wait4(pid, &status, 0, &usage);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.max_rss_kib = usage.ru_maxrss;
+  result.minor_faults = usage.ru_minflt;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }

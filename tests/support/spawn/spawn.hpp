@@ -30,11 +30,12 @@ struct ChildOptions {
 };
 
 struct ChildResult {
-  int exit_code = -1;    ///< the exit status, 128 + signal when killed, -1 when not started
-  std::string out;       ///< captured stdout
-  std::string err;       ///< captured stderr, or why the child could not start
-  double seconds = 0;    ///< wall time from spawn to exit
-  long max_rss_kib = 0;  ///< peak resident set of the child alone (wait4)
+  int exit_code = -1;     ///< the exit status, 128 + signal when killed, -1 when not started
+  std::string out;        ///< captured stdout
+  std::string err;        ///< captured stderr, or why the child could not start
+  double seconds = 0;     ///< wall time from spawn to exit
+  long max_rss_kib = 0;   ///< peak resident set of the child alone (wait4)
+  long minor_faults = 0;  ///< page faults served without I/O, the child alone (wait4)
 };
 
 /// Runs argv (argv[0] looked up in PATH, no shell) and waits for it, reading captured streams as
