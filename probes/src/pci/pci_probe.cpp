@@ -197,6 +197,12 @@ class PciWalk {
   // way, in a damaged capture): resolved in full and read again, or dropped with a warning. A
   // libpci that cannot be opened for one of them fails the walk, as in read_all().
   Result<void> relocate(std::vector<PciEntry>& entries, std::vector<PciFunctionRead>& reads) {
+    // The common case, every path canonical: nothing to rebuild (on a thousand functions the
+    // copy alone was 400 KB of fresh pages, and their faults).
+    if (std::none_of(reads.begin(), reads.end(),
+                     [](const PciFunctionRead& read) { return read.not_canonical; })) {
+      return {};
+    }
     std::optional<PciFunctionReader> reader;
     std::vector<PciEntry> kept_entries;
     std::vector<PciFunctionRead> kept_reads;
@@ -358,8 +364,12 @@ class PciDiscovery {
       if (x.ancestors.size() != y.ancestors.size()) return x.ancestors.size() < y.ancestors.size();
       return x.address < y.address;
     });
-    // The functions and their host bridges (a handful; more only grow the builder as before).
-    builder_.reserve(entries.size() + 16);
+    // Room for the functions, their host bridges and the OS devices the later probes hang under
+    // them (accelerators, NVSwitches, net and RDMA devices: at most a few per function, most
+    // have none). Growing past the capacity would copy every node (384 bytes each) to fresh
+    // pages; capacity never used costs no memory, as a buffer this large is mapped, not carved
+    // from the heap, and its pages are only faulted in when written.
+    builder_.reserve(2 * entries.size() + 16);
     for (std::size_t i : order)
       add_function(entries[i], reads[i]);
     fill_names(names);
