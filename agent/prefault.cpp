@@ -40,11 +40,8 @@ bool enabled = true;
 // from turning into resident memory the run never uses.
 constexpr std::uintptr_t kHeapCap = 64 * 1024;
 
-std::uintptr_t page_down(std::uintptr_t address, std::uintptr_t page) {
-  return address & ~(page - 1);
-}
 std::uintptr_t page_up(std::uintptr_t address, std::uintptr_t page) {
-  return page_down(address + page - 1, page);
+  return (address + page - 1) & ~(page - 1);
 }
 
 // Errors are ignored on purpose: EINVAL before Linux 5.14, ENOMEM past the end of a mapping. The

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "spawn/spawn.hpp"
 #include "test_support.hpp"
@@ -235,7 +236,8 @@ std::vector<Fill> fills_of(const std::vector<std::string>& argv,
 
 // The first and last page-aligned addresses of topo's .bss, as the fill computes them from
 // __bss_start and _end: the page the section starts in is left out (it holds .data's end).
-std::pair<unsigned long long, unsigned long long> bss_pages(const fs::path& exe) {
+std::pair<unsigned long long, unsigned long long> bss_pages(const fs::path& exe,
+                                                            unsigned long long page) {
   const CommandResult r = run_command({"readelf", "-SW", exe.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const std::regex section(R"(\s\.bss\s+NOBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+))");
@@ -246,7 +248,7 @@ std::pair<unsigned long long, unsigned long long> bss_pages(const fs::path& exe)
   }
   const unsigned long long start = std::stoull(m[1], nullptr, 16);
   const unsigned long long size = std::stoull(m[2], nullptr, 16);
-  const auto page_up = [](unsigned long long a) { return (a + 4095) & ~4095ULL; };
+  const auto page_up = [page](unsigned long long a) { return (a + page - 1) & ~(page - 1); };
   return {page_up(start), page_up(start + size)};
 }
 
@@ -256,10 +258,12 @@ std::pair<unsigned long long, unsigned long long> bss_pages(const fs::path& exe)
 // writes anyway: the kernel counts a filled page as a minor fault too, so a fill of pages the
 // run would not have touched shows as extra minor faults (fewest of three runs each way).
 TEST(Executables, TopoFillsItsStartPagesAhead) {
-  void* probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // The kernel's page size, as the fill takes it (4 KiB on x86-64, up to 64 KiB on arm64).
+  const auto page = static_cast<unsigned long long>(sysconf(_SC_PAGESIZE));
+  void* probe = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(probe, MAP_FAILED);
-  const bool can_fill = madvise(probe, 4096, MADV_POPULATE_WRITE) == 0;
-  munmap(probe, 4096);
+  const bool can_fill = madvise(probe, page, MADV_POPULATE_WRITE) == 0;
+  munmap(probe, page);
   if (!can_fill) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
   TempDir root;
   write_minimal_cpu(root.path());
@@ -270,7 +274,7 @@ TEST(Executables, TopoFillsItsStartPagesAhead) {
   std::string filled_out;
   const std::vector<Fill> fills = fills_of(dump, {}, filled_out);
   ASSERT_EQ(fills.size(), 2U) << filled_out;
-  const auto [bss_first, bss_end] = bss_pages(topo);
+  const auto [bss_first, bss_end] = bss_pages(topo, page);
   EXPECT_EQ(fills[0].length, bss_end - bss_first);  // the whole .bss (the address is relocated)
   EXPECT_GT(fills[0].length, 0U);
   // The heap (the program break's) starts above the executable's .bss.
