@@ -85,15 +85,19 @@ TEST(KubePublisherHami, AnswersTheSchedulersHandshakeAndIsQuietOtherwise) {
   EXPECT_EQ(writes(fake), 0) << "idle polls must only read";
   EXPECT_GE(fake.count("get nodes 200"), 2);
   // HAMi's scheduler asks; the bridge answers at its next poll, well within the 60 s HAMi gives.
+  // The publisher counts an answer after its PATCH returns, so the Node can show "Reported"
+  // a moment before the counter moves: wait for both.
+  const auto answered = [&](std::uint64_t n) {
+    return api_eventually([&] {
+      return annotation(node_of(fake), kHandshake).rfind("Reported ", 0) == 0 &&
+             p.status().hami_handshakes == n;
+    });
+  };
   scheduler_requests(fake, "Requesting_2026-12-01 14:12:13");
-  ASSERT_TRUE(api_eventually(
-      [&] { return annotation(node_of(fake), kHandshake).rfind("Reported ", 0) == 0; }));
-  EXPECT_EQ(p.status().hami_handshakes, 1U);
+  ASSERT_TRUE(answered(1U)) << p.status().hami_handshakes;
   // A deletion mark (the scheduler gave up on the node) is answered the same way.
   scheduler_requests(fake, "Deleted_2026-12-01 14:13:00");
-  ASSERT_TRUE(api_eventually(
-      [&] { return annotation(node_of(fake), kHandshake).rfind("Reported ", 0) == 0; }));
-  EXPECT_EQ(p.status().hami_handshakes, 2U);
+  ASSERT_TRUE(answered(2U)) << p.status().hami_handshakes;
   // Someone else's annotation stays.
   scheduler_requests(fake, "Requesting_2026-12-01 14:14:00");
   kube::ApiClient client(fake.client_config(), {});
