@@ -137,8 +137,9 @@ TEST(KubePublisherHami, AnOutageRemovesNothingAndTheBridgeCatchesUp) {
   const std::string published = annotation(node_of(fake), kRegister);
   // The scheduler asks just before the API server fails every request on Nodes.
   fake.fault({{"resource", "nodes"}, {"status", 503}, {"count", -1}});
-  std::this_thread::sleep_for(Ms(500));
-  EXPECT_FALSE(in_sync(p, "hami"));
+  // Out of sync once a poll has spent its retries (four tries, with backoff between them).
+  EXPECT_TRUE(api_eventually([&] { return !in_sync(p, "hami"); }));
+  std::this_thread::sleep_for(Ms(300));  // more failed polls before the check below
   EXPECT_EQ(annotation(node_of(fake), kRegister), published);  // nothing removed meanwhile
   fake.clear_faults();
   scheduler_requests(fake, "Requesting_2026-12-01 14:12:13");
