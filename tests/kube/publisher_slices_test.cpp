@@ -100,11 +100,22 @@ TEST(KubePublisherSlices, ADeletedSliceIsRestoredAndAForeignEditRepaired) {
   }));
   // Someone edits our slice's devices: repaired; a label added by someone else is kept.
   auto s = slices_of(fake)[0];
+  const std::string edited_name = s["metadata"]["name"];
+  const nlohmann::json device = s["spec"]["devices"][0];
   s["spec"]["devices"][0]["attributes"]["productName"] = {{"string", "edited"}};
   s["metadata"]["labels"]["example.com/note"] = "kept";
   fake.control("POST", "apply", {{"object", s}});
-  ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
-      << pool_problems(fake, make_nic_farm(200));
+  // pool_problems() compares device names only: the edited attribute itself must come back.
+  const auto first_device_of_edited = [&] {
+    for (const auto& x : slices_of(fake)) {
+      if (x["metadata"]["name"] == edited_name) return x["spec"]["devices"][0];
+    }
+    return nlohmann::json();
+  };
+  ASSERT_TRUE(api_eventually([&] {
+    return pool_problems(fake, make_nic_farm(200)).empty() && first_device_of_edited() == device;
+  })) << pool_problems(fake, make_nic_farm(200))
+      << first_device_of_edited().dump();
   bool label_kept = false;
   for (const auto& x : slices_of(fake)) {
     if (x["metadata"].value("labels", nlohmann::json::object()).contains("example.com/note"))
