@@ -78,7 +78,7 @@ TEST(KubePublisherSlices, KubeletWipeIsRepairedWithinSeconds) {
                        "fieldSelector=spec.nodeName%3Dnode-a");
   ASSERT_EQ(r.status, 200) << r.message();
   // Both slices went, as the answer lists them: a read of the slices now could already see
-  // the repair, which the watch schedules at once (100 ms later in fast_config()).
+  // the repair, which the watch asks for at once and which runs 100 ms later (fast_config()).
   ASSERT_EQ(r.json().value("items", nlohmann::json::array()).size(), 2U) << r.body;
   const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(api_eventually([&] { return pool_problems(fake, make_nic_farm(200)).empty(); }))
